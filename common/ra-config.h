@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ra-macro.h"
+#include "ra-policy.h"
+
+#define RA_CONFIG_FILE SYSCONFDIR "/radaemon/radaemon.conf"
+#define RA_CONFIG_DROPIN_DIR SYSCONFDIR "/radaemon/radaemon.conf.d"
+
+typedef enum RaMode {
+        RA_MODE_AUTO,    /* decide and write */
+        RA_MODE_OBSERVE, /* decide and report, never write */
+        _RA_MODE_MAX,
+} RaMode;
+
+const char *ra_mode_to_string(RaMode m);
+
+/* A [device:GLOB] section; 0 means the key was not given. */
+typedef struct RaDeviceSection {
+        char *glob;
+        uint32_t read_ahead_kb;
+        uint32_t min_kb;
+        uint32_t max_kb;
+} RaDeviceSection;
+
+typedef struct RaConfig {
+        char **devices; /* globs on kernel names to manage */
+        char **ignore;  /* globs never managed, even when in devices */
+        RaMode mode;
+        uint32_t interval_ms;
+        char *state_dir;
+        RaBounds bounds;
+
+        RaDeviceSection *sections;
+        size_t n_sections;
+} RaConfig;
+
+/* A configuration holding the documented defaults. */
+int ra_config_new(RaConfig **ret);
+RaConfig *ra_config_free(RaConfig *c);
+RA_DEFINE_CLEANUP(RaConfig, ra_config_free)
+
+/*
+ * Parses one file on top of c. Every problem is appended to *errors as
+ * "file:line: message" and parsing goes on, so one run reports them all;
+ * returns -EINVAL when there was any, or a negative errno when the file could
+ * not be read at all.
+ */
+int ra_config_parse_file(RaConfig *c, const char *path, char ***errors);
+
+/*
+ * Loads the main file (a missing one means defaults) and then the *.conf files
+ * of dropin_dir in lexical order; dropin_dir may be NULL.
+ */
+int ra_config_load(RaConfig *c, const char *path, const char *dropin_dir, char ***errors);
+
+/* True when name is in devices and not in ignore. */
+bool ra_config_manages(const RaConfig *c, const char *name);
+
+/* Bounds and pin for one device: [policy] narrowed by every matching section. */
+void ra_config_device_settings(const RaConfig *c, const char *name, RaSettings *ret);

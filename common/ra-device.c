@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ra-device.h"
+#include "ra-util.h"
+
+void ra_device_attrs_clear(RaDeviceAttrs *a) {
+        free(a->name);
+        free(a->backing_file);
+        free(a->bus);
+        free(a->model);
+        free(a->serial);
+        free(a->wwn);
+        free(a->id_path);
+        free(a->fs_type);
+        *a = (RaDeviceAttrs){};
+}
+
+/* Reads one number; a missing optional attribute leaves *ret at 0. */
+static int read_u64_attr(int sysfd, const char *attr, bool required, uint64_t *ret) {
+        char buf[32];
+        int r;
+
+        r = ra_read_file_at(sysfd, attr, buf, sizeof(buf));
+        if (r == -ENOENT && !required) {
+                *ret = 0;
+                return 0;
+        }
+        if (r == -EFBIG)
+                return -ERANGE;
+        if (r < 0)
+                return r;
+
+        return ra_parse_u64(buf, ret);
+}
+
+static int read_u32_attr(int sysfd, const char *attr, bool required, uint32_t *ret) {
+        uint64_t v;
+        int r;
+
+        r = read_u64_attr(sysfd, attr, required, &v);
+        if (r < 0)
+                return r;
+        if (v > UINT32_MAX)
+                return -ERANGE;
+
+        *ret = (uint32_t) v;
+        return 0;
+}
+
+static int read_bool_attr(int sysfd, const char *attr, bool *ret) {
+        uint64_t v;
+        int r;
+
+        r = read_u64_attr(sysfd, attr, false, &v);
+        if (r < 0)
+                return r;
+        if (v > 1)
+                return -EINVAL;
+
+        *ret = v == 1;
+        return 0;
+}
+
+int ra_device_attrs_read_sysfs(RaDeviceAttrs *a, int sysfd, const char **ret_bad_attr) {
+        const struct {
+                const char *attr;
+                uint32_t *value;
+                bool required;
+        } numbers[] = {
+                { "queue/read_ahead_kb", &a->read_ahead_kb, true },
+                { "queue/max_sectors_kb", &a->max_sectors_kb, false },
+                { "queue/max_hw_sectors_kb", &a->max_hw_sectors_kb, false },
+                { "queue/optimal_io_size", &a->optimal_io_bytes, false },
+                { "queue/logical_block_size", &a->logical_block_size, false },
+        };
+        const char *bad = NULL;
+        char path[4096];
+        uint64_t sectors;
+        int r;
+
+        /* The size is in 512-byte sectors whatever the logical block size. */
+        r = read_u64_attr(sysfd, "size", true, &sectors);
+        if (r >= 0 && sectors > UINT64_MAX / 512)
+                r = -ERANGE;
+        if (r < 0) {
+                bad = "size";
+                goto finish;
+        }
+        a->size_bytes = sectors * 512;
+
+        for (size_t i = 0; i < ELEMENTSOF(numbers); i++) {
+                r = read_u32_attr(sysfd, numbers[i].attr, numbers[i].required, numbers[i].value);
+                if (r < 0) {
+                        bad = numbers[i].attr;
+                        goto finish;
+                }
+        }
+
+        r = read_bool_attr(sysfd, "queue/rotational", &a->rotational);
+        if (r < 0) {
+                bad = "queue/rotational";
+                goto finish;
+        }
+        r = read_bool_attr(sysfd, "removable", &a->removable);
+        if (r < 0) {
+                bad = "removable";
+                goto finish;
+        }
+
+        /* Only attached loop devices have a backing file. */
+        r = ra_read_file_at(sysfd, "loop/backing_file", path, sizeof(path));
+        if (r > 0) {
+                free(a->backing_file);
+                a->backing_file = strdup(path);
+                if (!a->backing_file)
+                        return -ENOMEM;
+        } else if (r < 0 && r != -ENOENT && r != -ENXIO) {
+                bad = "loop/backing_file";
+                goto finish;
+        }
+        r = 0;
+
+finish:
+        if (ret_bad_attr)
+                *ret_bad_attr = bad;
+        return r;
+}
+
+static int parse_bool_property(const char *v, bool *ret) {
+        static const char *const yes[] = { "1", "yes", "true", "on" };
+        static const char *const no[] = { "0", "no", "false", "off" };
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+                if (strcmp(v, yes[i]) == 0) {
+                        *ret = true;
+                        return 0;
+                }
+                if (strcmp(v, no[i]) == 0) {
+                        *ret = false;
+                        return 0;
+                }
+        }
+        return -EINVAL;
+}
+
+static int parse_kb_property(const char *v, uint32_t *ret) {
+        uint32_t kb;
+        int r;
+
+        r = ra_parse_u32(v, &kb);
+        if (r < 0)
+                return r;
+        if (!ra_kb_is_valid(kb))
+                return -ERANGE;
+
+        *ret = kb;
+        return 0;
+}
+
+static int dup_property(RaPropertyGetter get, void *userdata, const char *key, char **field) {
+        const char *v = get(userdata, key);
+
+        free(*field);
+        *field = NULL;
+        if (!v || !*v)
+                return 0;
+
+        *field = strdup(v);
+        return *field ? 0 : -ENOMEM;
+}
+
+int ra_device_attrs_read_properties(RaDeviceAttrs *a, RaPropertyGetter get, void *userdata,
+                                    const char **ret_bad_property) {
+        const struct {
+                const char *key;
+                char **field;
+        } strings[] = {
+                { "ID_BUS", &a->bus },      { "ID_MODEL", &a->model },     { "ID_SERIAL", &a->serial },
+                { "ID_PATH", &a->id_path }, { "ID_FS_TYPE", &a->fs_type },
+        };
+        const struct {
+                const char *key;
+                uint32_t *value;
+        } sizes[] = {
+                { "RADAEMON_READ_AHEAD_KB", &a->pin_kb },
+                { "RADAEMON_MIN_KB", &a->min_kb },
+                { "RADAEMON_MAX_KB", &a->max_kb },
+        };
+        const char *bad = NULL, *v;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(strings); i++) {
+                r = dup_property(get, userdata, strings[i].key, strings[i].field);
+                if (r < 0)
+                        return r;
+        }
+
+        /* The WWN with its vendor extension is the more specific of the two. */
+        r = dup_property(get, userdata, "ID_WWN_WITH_EXTENSION", &a->wwn);
+        if (r < 0)
+                return r;
+        if (!a->wwn) {
+                r = dup_property(get, userdata, "ID_WWN", &a->wwn);
+                if (r < 0)
+                        return r;
+        }
+
+        a->ignore = false;
+        v = get(userdata, "RADAEMON_IGNORE");
+        if (v && parse_bool_property(v, &a->ignore) < 0)
+                bad = "RADAEMON_IGNORE";
+
+        for (size_t i = 0; i < ELEMENTSOF(sizes); i++) {
+                *sizes[i].value = 0;
+                v = get(userdata, sizes[i].key);
+                if (v && parse_kb_property(v, sizes[i].value) < 0 && !bad)
+                        bad = sizes[i].key;
+        }
+
+        if (ret_bad_property)
+                *ret_bad_property = bad;
+        return bad ? -EINVAL : 0;
+}
+
+void ra_device_attrs_guess_transport(RaDeviceAttrs *a, const char *syspath) {
+        static const struct {
+                const char *prefix;
+                const char *transport;
+        } by_name[] = {
+                { "loop", "loop" }, { "nvme", "nvme" },   { "mmcblk", "mmc" }, { "vd", "virtio" },
+                { "xvd", "xen" },   { "nbd", "network" }, { "md", "md" },      { "dm-", "dm" },
+                { "zram", "zram" }, { "ram", "ram" },     { "sr", "scsi" },    { "sd", "scsi" },
+        };
+
+        if (a->bus) {
+                a->transport = a->bus;
+                return;
+        }
+
+        if (syspath && strstr(syspath, "/usb")) {
+                a->transport = "usb";
+                return;
+        }
+
+        for (size_t i = 0; a->name && i < ELEMENTSOF(by_name); i++)
+                if (strncmp(a->name, by_name[i].prefix, strlen(by_name[i].prefix)) == 0) {
+                        a->transport = by_name[i].transport;
+                        return;
+                }
+
+        a->transport = "unknown";
+}
+
+int ra_device_identity(const RaDeviceAttrs *a, char **ret) {
+        const char *kind, *value;
+
+        if (a->wwn) {
+                kind = "wwn";
+                value = a->wwn;
+        } else if (a->serial) {
+                kind = "serial";
+                value = a->serial;
+        } else if (a->backing_file) {
+                kind = "loop";
+                value = a->backing_file;
+        } else if (a->id_path) {
+                kind = "path";
+                value = a->id_path;
+        } else if (a->name) {
+                kind = "name";
+                value = a->name;
+        } else
+                return -EINVAL;
+
+        if (asprintf(ret, "%s:%s", kind, value) < 0)
+                return -ENOMEM;
+        return 0;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ra-macro.h"
+
+/*
+ * Every read-ahead size radaemon accepts, from any source, is a whole number
+ * of 4 KiB pages in [RA_KB_MIN, RA_KB_LIMIT]: 0 would turn large reads into
+ * page-sized synchronous ones, and the kernel rounds to pages anyway.
+ */
+#define RA_KB_MIN 4u
+#define RA_KB_LIMIT (1024u * 1024u)
+
+static inline bool ra_kb_is_valid(uint32_t kb) {
+        return kb >= RA_KB_MIN && kb <= RA_KB_LIMIT && kb % 4 == 0;
+}
+
+/*
+ * What radaemon knows about one block disk: its sysfs attributes, the
+ * properties udev recorded for it, and what an administrator's udev rule asked
+ * for through the RADAEMON_* properties. Strings are owned; NULL when unknown.
+ */
+typedef struct RaDeviceAttrs {
+        char *name; /* kernel name, "sdb" */
+
+        /* sysfs; 0 where the kernel does not report the attribute */
+        uint64_t size_bytes;
+        bool rotational;
+        bool removable;
+        uint32_t read_ahead_kb;
+        uint32_t max_sectors_kb;
+        uint32_t max_hw_sectors_kb;
+        uint32_t optimal_io_bytes;
+        uint32_t logical_block_size;
+        char *backing_file; /* loop devices only */
+
+        /* udev database, or libblkid where udev does not say */
+        char *bus; /* ID_BUS */
+        char *model;
+        char *serial;
+        char *wwn;
+        char *id_path;
+        char *fs_type;
+        const char *transport; /* a static string, or bus */
+
+        /* RADAEMON_* properties from udev rules; 0 when unset */
+        bool ignore;
+        uint32_t pin_kb;
+        uint32_t min_kb;
+        uint32_t max_kb;
+} RaDeviceAttrs;
+
+void ra_device_attrs_clear(RaDeviceAttrs *a);
+
+/*
+ * Reads the attributes below a /sys/block/<name> directory. The size and
+ * read_ahead_kb must be there; the others may be missing (they stay 0), but
+ * present and unparsable is an error for each of them: -EINVAL, or -ERANGE
+ * for numbers that do not fit. ret_bad_attr names the attribute that failed.
+ */
+int ra_device_attrs_read_sysfs(RaDeviceAttrs *a, int sysfd, const char **ret_bad_attr);
+
+/* A lookup of one udev property: libudev's database, or the environment. */
+typedef const char *(*RaPropertyGetter)(void *userdata, const char *key);
+
+/*
+ * Reads the ID_* and RADAEMON_* properties. A RADAEMON_* value that is not a
+ * valid size is skipped and reported: the return is -EINVAL and
+ * ret_bad_property names it, while every valid property is still taken.
+ */
+int ra_device_attrs_read_properties(RaDeviceAttrs *a, RaPropertyGetter get, void *userdata,
+                                    const char **ret_bad_property);
+
+/*
+ * Sets a->transport: "usb", "ata", "nvme", "loop", ... from ID_BUS, else
+ * guessed from the device path (anything below a USB port is "usb") and name.
+ */
+void ra_device_attrs_guess_transport(RaDeviceAttrs *a, const char *syspath);
+
+/*
+ * The stable identity under which pins and learned values are kept:
+ * "wwn:…", "serial:…", "loop:<backing file>", "path:…", or "name:<kernel name>".
+ */
+int ra_device_identity(const RaDeviceAttrs *a, char **ret);

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ra-policy.h"
+#include "ra-util.h"
+
+#define KiB UINT64_C(1024)
+#define MiB (KiB * 1024)
+#define GiB (MiB * 1024)
+#define TiB (GiB * 1024)
+
+/* The kernel's VM_READAHEAD_PAGES: what most devices would have without us. */
+#define KERNEL_DEFAULT_KB 128u
+
+static const char *const source_names[_RA_SOURCE_MAX] = {
+        [RA_SOURCE_PRIOR] = "prior", [RA_SOURCE_LEARNED] = "learned", [RA_SOURCE_PINNED] = "pinned",
+        [RA_SOURCE_UDEV] = "udev",   [RA_SOURCE_CONFIG] = "config",   [RA_SOURCE_EXTERNAL] = "external",
+};
+
+const char *ra_source_to_string(RaSource s) {
+        return s >= 0 && s < _RA_SOURCE_MAX ? source_names[s] : NULL;
+}
+
+void ra_bounds_override(RaBounds *b, uint32_t min_kb, uint32_t max_kb) {
+        if (min_kb > 0) {
+                b->min_kb = min_kb;
+                if (b->max_kb < min_kb)
+                        b->max_kb = min_kb;
+        }
+        if (max_kb > 0) {
+                b->max_kb = max_kb;
+                if (b->min_kb > max_kb)
+                        b->min_kb = max_kb;
+        }
+}
+
+static void set_reason(RaDecision *d, const char *format, ...) _printf_(2, 3);
+static void set_reason(RaDecision *d, const char *format, ...) {
+        va_list ap;
+
+        va_start(ap, format);
+        (void) vsnprintf(d->reason, sizeof(d->reason), format, ap);
+        va_end(ap);
+}
+
+uint32_t ra_policy_size_cap_kb(uint64_t size_bytes) {
+        uint64_t ratio = size_bytes / (2 * MiB);
+        uint32_t cap = 4;
+
+        while (ratio >= 4 && cap < RA_KB_LIMIT) {
+                ratio /= 4;
+                cap *= 2;
+        }
+        return cap;
+}
+
+static uint32_t round_to_pages(uint32_t kb) {
+        return kb - kb % 4;
+}
+
+static uint32_t clamp_kb(uint32_t kb, RaBounds b) {
+        if (kb < b.min_kb)
+                kb = b.min_kb;
+        if (kb > b.max_kb)
+                kb = b.max_kb;
+        kb = round_to_pages(kb);
+        return kb < RA_KB_MIN ? RA_KB_MIN : kb;
+}
+
+void ra_policy_prior(const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret) {
+        char size[RA_SIZE_MAX];
+        const char *why;
+        uint32_t base, cap, wanted;
+
+        *ret = (RaDecision){ .source = RA_SOURCE_PRIOR };
+
+        if (a->size_bytes == 0) {
+                set_reason(ret, "No medium (size 0), so there is nothing to read ahead yet.");
+                return;
+        }
+
+        (void) ra_format_size(a->size_bytes, size);
+
+        /*
+         * USB bridges often claim to be rotational whatever is behind them,
+         * so the transport comes before the rotational flag.
+         */
+        if (ra_streq(a->transport, "usb")) {
+                base = KERNEL_DEFAULT_KB;
+                why = "USB storage starts at the kernel default until its throughput shows more pays";
+        } else if (a->rotational) {
+                base = a->size_bytes >= TiB ? 1024 : 512;
+                why = "a rotational disk pays a seek for every request, so long sequential reads "
+                      "want a large window";
+        } else if ((uint64_t) a->optimal_io_bytes * 2 / KiB > KERNEL_DEFAULT_KB) {
+                /* As the kernel does, but only where it raises the default. */
+                base = (uint32_t) ((uint64_t) a->optimal_io_bytes * 2 / KiB);
+                why = "twice the optimal I/O size the driver reports";
+        } else {
+                base = KERNEL_DEFAULT_KB;
+                why = "a non-rotational device without a large optimal I/O size starts at the "
+                      "kernel default";
+        }
+
+        cap = ra_policy_size_cap_kb(a->size_bytes);
+        wanted = base < cap ? base : cap;
+        ret->kb = clamp_kb(wanted, bounds);
+
+        if (ret->kb != wanted)
+                set_reason(ret, "%s device: %s, held within the configured %" PRIu32 " to %" PRIu32 " KiB.",
+                           size, why, bounds.min_kb, bounds.max_kb);
+        else if (cap < base)
+                set_reason(ret,
+                           "%s device: capped at %" PRIu32 " KiB by its size, because a larger "
+                           "window would read a large share of so small a device.",
+                           size, cap);
+        else
+                set_reason(ret, "%s device: %s.", size, why);
+}
+
+void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *ret) {
+        RaBounds bounds = s->bounds;
+
+        ra_bounds_override(&bounds, a->min_kb, a->max_kb);
+
+        if (s->pinned_kb > 0) {
+                *ret = (RaDecision){ .kb = s->pinned_kb, .source = RA_SOURCE_PINNED };
+                set_reason(ret, "Pinned to %" PRIu32 " KiB by an administrator over D-Bus.", s->pinned_kb);
+        } else if (a->pin_kb > 0) {
+                *ret = (RaDecision){ .kb = a->pin_kb, .source = RA_SOURCE_UDEV };
+                set_reason(ret, "Pinned to %" PRIu32 " KiB by RADAEMON_READ_AHEAD_KB in a udev rule.",
+                           a->pin_kb);
+        } else if (s->config_kb > 0) {
+                *ret = (RaDecision){ .kb = s->config_kb, .source = RA_SOURCE_CONFIG };
+                set_reason(ret, "Pinned to %" PRIu32 " KiB by read_ahead_kb in the configuration.",
+                           s->config_kb);
+        } else
+                ra_policy_prior(a, bounds, ret);
+}

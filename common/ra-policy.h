@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+
+#include "ra-device.h"
+
+/*
+ * The policy: pure functions from what a device is (and, later, what it
+ * does) to a read_ahead_kb and one sentence that says why. No I/O here, so
+ * the tests can drive it with simulated devices.
+ */
+
+typedef enum RaSource {
+        RA_SOURCE_PRIOR,    /* from the device's attributes */
+        RA_SOURCE_LEARNED,  /* from observed throughput and access pattern */
+        RA_SOURCE_PINNED,   /* set over D-Bus */
+        RA_SOURCE_UDEV,     /* RADAEMON_READ_AHEAD_KB from a udev rule */
+        RA_SOURCE_CONFIG,   /* read_ahead_kb in a [device:…] section */
+        RA_SOURCE_EXTERNAL, /* somebody else's value, left alone */
+        _RA_SOURCE_MAX,
+} RaSource;
+
+const char *ra_source_to_string(RaSource s);
+
+typedef struct RaBounds {
+        uint32_t min_kb;
+        uint32_t max_kb;
+} RaBounds;
+
+/*
+ * Narrows b by a more specific source; 0 leaves a bound as it is. Where the
+ * two would cross, the more specific bound wins.
+ */
+void ra_bounds_override(RaBounds *b, uint32_t min_kb, uint32_t max_kb);
+
+/* What the configuration and the administrator say about one device. */
+typedef struct RaSettings {
+        RaBounds bounds;    /* [policy] narrowed by matching [device:…] sections */
+        uint32_t pinned_kb; /* set over D-Bus; 0 when not pinned */
+        uint32_t config_kb; /* read_ahead_kb from the configuration; 0 when unset */
+} RaSettings;
+
+#define RA_REASON_MAX 256
+
+typedef struct RaDecision {
+        uint32_t kb; /* 0: nothing to decide (no medium); never written */
+        RaSource source;
+        char reason[RA_REASON_MAX];
+} RaDecision;
+
+/*
+ * The largest window a device of this size gets from its attributes alone:
+ * 4 KiB at 2 MiB and below, doubling for each 4x of size (128 KiB at 2 GiB,
+ * 512 KiB at 32 GiB), so that a probe of a small device never reads a large
+ * share of it.
+ */
+uint32_t ra_policy_size_cap_kb(uint64_t size_bytes);
+
+/* The first value for a device, from its size, rotation, transport and limits. */
+void ra_policy_prior(const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret);
+
+/*
+ * The value radaemon wants for a device: a pin where there is one (D-Bus,
+ * then udev, then configuration), the prior otherwise, within the bounds of
+ * the configuration and the RADAEMON_MIN_KB/RADAEMON_MAX_KB properties.
+ */
+void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *ret);

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ra-macro.h"
+
+/* Strict decimal parsing: digits only, no sign, no blanks, no overflow. */
+int ra_parse_u64(const char *s, uint64_t *ret);
+int ra_parse_u32(const char *s, uint32_t *ret);
+
+/*
+ * Reads a small file (a sysfs attribute) relative to dirfd into buf, strips one
+ * trailing newline, and NUL-terminates it. Returns the length, or -EFBIG when
+ * the contents do not fit.
+ */
+int ra_read_file_at(int dirfd, const char *path, char *buf, size_t size);
+
+/* Writes s in one write(2) call, as sysfs expects. */
+int ra_write_file_at(int dirfd, const char *path, const char *s);
+
+/* NULL-terminated string vectors. */
+char **ra_strv_free(char **l);
+RA_DEFINE_CLEANUP(char *, ra_strv_free)
+size_t ra_strv_length(char *const *l);
+/* Splits on blanks; returns NULL on allocation failure. */
+char **ra_strv_split(const char *s);
+int ra_strv_push(char ***l, const char *s);
+
+/* True when name matches one of the shell globs in l. */
+bool ra_glob_match_any(char *const *l, const char *name);
+
+/* "505 KiB", "2.0 GiB": for messages, never for parsing. */
+#define RA_SIZE_MAX 32
+const char *ra_format_size(uint64_t bytes, char buf[static RA_SIZE_MAX]);
+
+/* A kernel block device name is a single path component we can trust. */
+bool ra_device_name_is_valid(const char *name);
+
+static inline bool ra_streq(const char *a, const char *b) {
+        return a && b && __builtin_strcmp(a, b) == 0;
+}

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <check.h>
+#include <fcntl.h>
+#include <string.h>
+
+#include "ra-device.h"
+#include "test-helpers.h"
+
+/* A /sys/block/<dev> directory as the kernel writes it for a 1 GiB SSD. */
+static char *make_sysfs(void) {
+        char *dir = test_mkdtemp();
+
+        test_write(dir, "size", "2097152\n");
+        test_write(dir, "removable", "0\n");
+        test_write(dir, "queue/rotational", "0\n");
+        test_write(dir, "queue/read_ahead_kb", "128\n");
+        test_write(dir, "queue/max_sectors_kb", "1280\n");
+        test_write(dir, "queue/max_hw_sectors_kb", "32767\n");
+        test_write(dir, "queue/optimal_io_size", "131072\n");
+        test_write(dir, "queue/logical_block_size", "512\n");
+        return dir;
+}
+
+static int read_sysfs(const char *dir, RaDeviceAttrs *a, const char **bad) {
+        _cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        ck_assert_int_ge(fd, 0);
+        return ra_device_attrs_read_sysfs(a, fd, bad);
+}
+
+START_TEST(test_sysfs_good) {
+        _cleanup_free_ char *dir = make_sysfs();
+        RaDeviceAttrs a = {};
+        const char *bad = "unset";
+
+        ck_assert_int_eq(read_sysfs(dir, &a, &bad), 0);
+        ck_assert_ptr_null(bad);
+        ck_assert_uint_eq(a.size_bytes, UINT64_C(1) << 30);
+        ck_assert(!a.rotational);
+        ck_assert(!a.removable);
+        ck_assert_uint_eq(a.read_ahead_kb, 128);
+        ck_assert_uint_eq(a.max_sectors_kb, 1280);
+        ck_assert_uint_eq(a.max_hw_sectors_kb, 32767);
+        ck_assert_uint_eq(a.optimal_io_bytes, 131072);
+        ck_assert_uint_eq(a.logical_block_size, 512);
+        ck_assert_ptr_null(a.backing_file);
+
+        test_write(dir, "loop/backing_file", "/srv/images/disk one.img\n");
+        ck_assert_int_eq(read_sysfs(dir, &a, &bad), 0);
+        ck_assert_str_eq(a.backing_file, "/srv/images/disk one.img");
+
+        ra_device_attrs_clear(&a);
+        test_rm_rf(dir);
+}
+END_TEST
+
+/* Optional attributes may be missing; the size and read_ahead_kb may not. */
+START_TEST(test_sysfs_missing) {
+        _cleanup_free_ char *dir = make_sysfs();
+        char path[4200];
+        RaDeviceAttrs a = {};
+        const char *bad;
+
+        snprintf(path, sizeof(path), "%s/queue/optimal_io_size", dir);
+        ck_assert_int_eq(unlink(path), 0);
+        snprintf(path, sizeof(path), "%s/removable", dir);
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(read_sysfs(dir, &a, &bad), 0);
+        ck_assert_uint_eq(a.optimal_io_bytes, 0);
+
+        snprintf(path, sizeof(path), "%s/queue/read_ahead_kb", dir);
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(read_sysfs(dir, &a, &bad), -ENOENT);
+        ck_assert_str_eq(bad, "queue/read_ahead_kb");
+
+        ra_device_attrs_clear(&a);
+        test_rm_rf(dir);
+}
+END_TEST
+
+START_TEST(test_sysfs_odd) {
+        static const struct {
+                const char *attr;
+                const char *contents;
+                int r;
+        } cases[] = {
+                { "size", "", -EINVAL },
+                { "size", "\n", -EINVAL },
+                { "size", "garbage\n", -EINVAL },
+                { "size", "-1\n", -EINVAL },
+                { "size", "12 34\n", -EINVAL },
+                /* Sectors that would overflow bytes. */
+                { "size", "36028797018963968\n", -ERANGE },
+                { "size", "99999999999999999999999999\n", -ERANGE },
+                /* Longer than any number: cut, not trusted. */
+                { "size", "11111111111111111111111111111111111111111\n", -ERANGE },
+                { "queue/read_ahead_kb", "\n", -EINVAL },
+                { "queue/read_ahead_kb", "4294967296\n", -ERANGE },
+                { "queue/read_ahead_kb", "0x80\n", -EINVAL },
+                { "queue/max_sectors_kb", "lots\n", -EINVAL },
+                { "queue/optimal_io_size", "99999999999\n", -ERANGE },
+                { "queue/rotational", "2\n", -EINVAL },
+                { "queue/rotational", "yes\n", -EINVAL },
+                { "removable", "\n", -EINVAL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *dir = make_sysfs();
+                RaDeviceAttrs a = {};
+                const char *bad = NULL;
+                int r;
+
+                test_write_n(dir, cases[i].attr, cases[i].contents, strlen(cases[i].contents));
+                r = read_sysfs(dir, &a, &bad);
+                ck_assert_msg(r == cases[i].r, "%s='%s': got %d, want %d", cases[i].attr, cases[i].contents,
+                              r, cases[i].r);
+                ck_assert_str_eq(bad, cases[i].attr);
+
+                ra_device_attrs_clear(&a);
+                test_rm_rf(dir);
+        }
+}
+END_TEST
+
+/* Properties from a NULL-terminated key, value, key, value, ... list. */
+static const char *get_from_list(void *userdata, const char *key) {
+        const char *const *l = userdata;
+
+        for (size_t i = 0; l[i]; i += 2)
+                if (strcmp(l[i], key) == 0)
+                        return l[i + 1];
+        return NULL;
+}
+
+START_TEST(test_properties) {
+        const char *props[] = {
+                "ID_BUS",
+                "usb",
+                "ID_MODEL",
+                "Ultra_Fit",
+                "ID_SERIAL",
+                "SanDisk_Ultra_Fit_4C530001",
+                "ID_WWN",
+                "0x5000000000000001",
+                "ID_WWN_WITH_EXTENSION",
+                "0x5000000000000001abcd",
+                "ID_PATH",
+                "pci-0000:00:14.0-usb-0:1:1.0-scsi-0:0:0:0",
+                "ID_FS_TYPE",
+                "vfat",
+                "RADAEMON_IGNORE",
+                "0",
+                "RADAEMON_READ_AHEAD_KB",
+                "256",
+                "RADAEMON_MIN_KB",
+                "8",
+                "RADAEMON_MAX_KB",
+                "64",
+                NULL,
+        };
+        RaDeviceAttrs a = { .name = strdup("sdb") };
+        const char *bad = "unset";
+
+        ck_assert_int_eq(ra_device_attrs_read_properties(&a, get_from_list, props, &bad), 0);
+        ck_assert_ptr_null(bad);
+        ck_assert_str_eq(a.bus, "usb");
+        ck_assert_str_eq(a.model, "Ultra_Fit");
+        ck_assert_str_eq(a.wwn, "0x5000000000000001abcd");
+        ck_assert_str_eq(a.fs_type, "vfat");
+        ck_assert(!a.ignore);
+        ck_assert_uint_eq(a.pin_kb, 256);
+        ck_assert_uint_eq(a.min_kb, 8);
+        ck_assert_uint_eq(a.max_kb, 64);
+
+        ra_device_attrs_guess_transport(&a, "/sys/devices/pci0000:00/usb1/1-1/block/sdb");
+        ck_assert_str_eq(a.transport, "usb");
+
+        ra_device_attrs_clear(&a);
+}
+END_TEST
+
+START_TEST(test_properties_bad) {
+        static const struct {
+                const char *key, *value;
+        } cases[] = {
+                { "RADAEMON_IGNORE", "maybe" },      { "RADAEMON_IGNORE", "" },
+                { "RADAEMON_READ_AHEAD_KB", "0" },   { "RADAEMON_READ_AHEAD_KB", "3" },
+                { "RADAEMON_READ_AHEAD_KB", "-4" },  { "RADAEMON_READ_AHEAD_KB", "64k" },
+                { "RADAEMON_MIN_KB", "4294967300" }, { "RADAEMON_MAX_KB", "2097152" },
+                { "RADAEMON_MAX_KB", " 64" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                /* A valid property beside the bad one must still be taken. */
+                bool good_is_min = strcmp(cases[i].key, "RADAEMON_MIN_KB") != 0;
+                const char *props[] = {
+                        cases[i].key, cases[i].value, good_is_min ? "RADAEMON_MIN_KB" : "RADAEMON_MAX_KB",
+                        "8",          NULL,
+                };
+                RaDeviceAttrs a = {};
+                const char *bad = NULL;
+                int r;
+
+                r = ra_device_attrs_read_properties(&a, get_from_list, props, &bad);
+                ck_assert_msg(r == -EINVAL, "%s=%s accepted", cases[i].key, cases[i].value);
+                ck_assert_str_eq(bad, cases[i].key);
+                ck_assert_uint_eq(good_is_min ? a.min_kb : a.max_kb, 8);
+                ra_device_attrs_clear(&a);
+        }
+}
+END_TEST
+
+START_TEST(test_identity) {
+        static const struct {
+                const char *wwn, *serial, *backing, *path, *want;
+        } cases[] = {
+                { "0x50014ee", "WDC_1", NULL, "pci-1", "wwn:0x50014ee" },
+                { NULL, "WDC_1", NULL, "pci-1", "serial:WDC_1" },
+                { NULL, NULL, "/tmp/disk.img", NULL, "loop:/tmp/disk.img" },
+                { NULL, NULL, NULL, "pci-0000:00:1f.2-ata-1", "path:pci-0000:00:1f.2-ata-1" },
+                { NULL, NULL, NULL, NULL, "name:vdb" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                RaDeviceAttrs a = {
+                        .name = (char *) "vdb",
+                        .wwn = (char *) cases[i].wwn,
+                        .serial = (char *) cases[i].serial,
+                        .backing_file = (char *) cases[i].backing,
+                        .id_path = (char *) cases[i].path,
+                };
+                _cleanup_free_ char *id = NULL;
+
+                ck_assert_int_eq(ra_device_identity(&a, &id), 0);
+                ck_assert_str_eq(id, cases[i].want);
+        }
+}
+END_TEST
+
+START_TEST(test_transport) {
+        static const struct {
+                const char *name, *bus, *syspath, *want;
+        } cases[] = {
+                { "sda", "ata", "/sys/devices/pci0000:00/ata1/host0/block/sda", "ata" },
+                { "sdb", NULL, "/sys/devices/pci0000:00/0000:00:14.0/usb2/2-1/block/sdb", "usb" },
+                { "nvme0n1", NULL, "/sys/devices/pci0000:00/nvme/nvme0/nvme0n1", "nvme" },
+                { "loop3", NULL, "/sys/devices/virtual/block/loop3", "loop" },
+                { "vda", NULL, "/sys/devices/pci0000:00/virtio1/block/vda", "virtio" },
+                { "weird0", NULL, "/sys/devices/virtual/block/weird0", "unknown" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                RaDeviceAttrs a = { .name = (char *) cases[i].name, .bus = (char *) cases[i].bus };
+
+                ra_device_attrs_guess_transport(&a, cases[i].syspath);
+                ck_assert_str_eq(a.transport, cases[i].want);
+        }
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("device");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_sysfs_good);
+        tcase_add_test(tc, test_sysfs_missing);
+        tcase_add_test(tc, test_sysfs_odd);
+        tcase_add_test(tc, test_properties);
+        tcase_add_test(tc, test_properties_bad);
+        tcase_add_test(tc, test_identity);
+        tcase_add_test(tc, test_transport);
+        suite_add_tcase(s, tc);
+
+        return test_run(s);
+}

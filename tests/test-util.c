@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <check.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ra-util.h"
+#include "test-helpers.h"
+
+START_TEST(test_parse_u64) {
+        static const struct {
+                const char *s;
+                int r;
+                uint64_t v;
+        } cases[] = {
+                { "0", 0, 0 },
+                { "128", 0, 128 },
+                { "18446744073709551615", 0, UINT64_MAX },
+                { "18446744073709551616", -ERANGE, 0 },
+                { "99999999999999999999999", -ERANGE, 0 },
+                { "", -EINVAL, 0 },
+                { " 1", -EINVAL, 0 },
+                { "1 ", -EINVAL, 0 },
+                { "-1", -EINVAL, 0 },
+                { "+1", -EINVAL, 0 },
+                { "0x10", -EINVAL, 0 },
+                { "12abc", -EINVAL, 0 },
+                { "1\n", -EINVAL, 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                uint64_t v = 4242;
+                int r = ra_parse_u64(cases[i].s, &v);
+
+                ck_assert_msg(r == cases[i].r, "'%s': got %d, want %d", cases[i].s, r, cases[i].r);
+                ck_assert_uint_eq(v, r == 0 ? cases[i].v : 4242);
+        }
+
+        ck_assert_int_eq(ra_parse_u64(NULL, &(uint64_t){ 0 }), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_parse_u32) {
+        uint32_t v;
+
+        ck_assert_int_eq(ra_parse_u32("4294967295", &v), 0);
+        ck_assert_uint_eq(v, UINT32_MAX);
+        ck_assert_int_eq(ra_parse_u32("4294967296", &v), -ERANGE);
+        ck_assert_int_eq(ra_parse_u32("x", &v), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_read_file_at) {
+        _cleanup_free_ char *dir = test_mkdtemp();
+        _cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        char buf[8];
+
+        test_write(dir, "plain", "128\n");
+        ck_assert_int_eq(ra_read_file_at(dfd, "plain", buf, sizeof(buf)), 3);
+        ck_assert_str_eq(buf, "128");
+
+        test_write(dir, "empty", "");
+        ck_assert_int_eq(ra_read_file_at(dfd, "empty", buf, sizeof(buf)), 0);
+        ck_assert_str_eq(buf, "");
+
+        /* Exactly full is a cut, not a value. */
+        test_write(dir, "long", "12345678");
+        ck_assert_int_eq(ra_read_file_at(dfd, "long", buf, sizeof(buf)), -EFBIG);
+
+        test_write(dir, "nul", "1\0002\n");
+        ck_assert_int_eq(ra_read_file_at(dfd, "nul", buf, sizeof(buf)), -EBADMSG);
+
+        ck_assert_int_eq(ra_read_file_at(dfd, "missing", buf, sizeof(buf)), -ENOENT);
+
+        test_rm_rf(dir);
+}
+END_TEST
+
+START_TEST(test_strv_split) {
+        _cleanup_(ra_strv_freep) char **l = ra_strv_split("  ram*\tzram*  loop[0-9]\n");
+        _cleanup_(ra_strv_freep) char **none = ra_strv_split("   ");
+
+        ck_assert_uint_eq(ra_strv_length(l), 3);
+        ck_assert_str_eq(l[0], "ram*");
+        ck_assert_str_eq(l[1], "zram*");
+        ck_assert_str_eq(l[2], "loop[0-9]");
+        ck_assert_ptr_nonnull(none);
+        ck_assert_uint_eq(ra_strv_length(none), 0);
+}
+END_TEST
+
+START_TEST(test_glob_match_any) {
+        char *l[] = { "sd*", "loop1[0-9]", NULL };
+
+        ck_assert(ra_glob_match_any(l, "sda"));
+        ck_assert(ra_glob_match_any(l, "loop12"));
+        ck_assert(!ra_glob_match_any(l, "loop1"));
+        ck_assert(!ra_glob_match_any(l, "vda"));
+        ck_assert(!ra_glob_match_any(NULL, "vda"));
+}
+END_TEST
+
+START_TEST(test_format_size) {
+        char buf[RA_SIZE_MAX];
+
+        ck_assert_str_eq(ra_format_size(0, buf), "0 B");
+        ck_assert_str_eq(ra_format_size(505 * 1024, buf), "505 KiB");
+        ck_assert_str_eq(ra_format_size(UINT64_C(8) << 30, buf), "8.0 GiB");
+        ck_assert_str_eq(ra_format_size(UINT64_C(22000000000), buf), "20 GiB");
+        ck_assert_str_eq(ra_format_size(UINT64_C(3) << 29, buf), "1.5 GiB");
+        ck_assert_str_eq(ra_format_size(UINT64_MAX, buf), "15 EiB");
+}
+END_TEST
+
+START_TEST(test_device_name_is_valid) {
+        ck_assert(ra_device_name_is_valid("sda"));
+        ck_assert(ra_device_name_is_valid("nvme0n1"));
+        ck_assert(!ra_device_name_is_valid(""));
+        ck_assert(!ra_device_name_is_valid("."));
+        ck_assert(!ra_device_name_is_valid(".."));
+        ck_assert(!ra_device_name_is_valid("../../etc"));
+        ck_assert(!ra_device_name_is_valid("sd a"));
+        ck_assert(!ra_device_name_is_valid(NULL));
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("util");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_parse_u64);
+        tcase_add_test(tc, test_parse_u32);
+        tcase_add_test(tc, test_read_file_at);
+        tcase_add_test(tc, test_strv_split);
+        tcase_add_test(tc, test_glob_match_any);
+        tcase_add_test(tc, test_format_size);
+        tcase_add_test(tc, test_device_name_is_valid);
+        suite_add_tcase(s, tc);
+
+        return test_run(s);
+}
