@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <fcntl.h>
+#include <string.h>
+
+#include "ra-disk.h"
+#include "ra-log.h"
+#include "ra-probe.h"
+#include "ra-util.h"
+
+int ra_disk_new(const char *name, RaDisk **ret) {
+        _cleanup_(ra_disk_freep) RaDisk *d = NULL;
+
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+
+        d->name = strdup(name);
+        if (!d->name)
+                return -ENOMEM;
+
+        *ret = TAKE_PTR(d);
+        return 0;
+}
+
+RaDisk *ra_disk_free(RaDisk *d) {
+        if (!d)
+                return NULL;
+
+        ra_device_attrs_clear(&d->attrs);
+        free(d->name);
+        free(d->syspath);
+        free(d->devnode);
+        free(d->identity);
+        free(d);
+        return NULL;
+}
+
+int ra_disk_open_sysfs(const RaDisk *d) {
+        int fd;
+
+        fd = open(d->syspath, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ENODEV : negative_errno();
+        return fd;
+}
+
+static int replace_string(char **field, const char *value) {
+        char *copy = NULL;
+
+        if (value) {
+                copy = strdup(value);
+                if (!copy)
+                        return -ENOMEM;
+        }
+        free(*field);
+        *field = copy;
+        return 0;
+}
+
+static const char *get_udev_property(void *userdata, const char *key) {
+        return udev_device_get_property_value(userdata, key);
+}
+
+int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_property) {
+        RaDeviceAttrs a = {};
+        _cleanup_close_ int sysfd = -1;
+        const char *bad_attr = NULL;
+        int r, props;
+
+        r = replace_string(&d->syspath, udev_device_get_syspath(dev));
+        if (r < 0)
+                return r;
+        r = replace_string(&d->devnode, udev_device_get_devnode(dev));
+        if (r < 0)
+                return r;
+
+        sysfd = ra_disk_open_sysfs(d);
+        if (sysfd < 0)
+                return sysfd;
+
+        a.name = strdup(d->name);
+        if (!a.name)
+                return -ENOMEM;
+
+        r = ra_device_attrs_read_sysfs(&a, sysfd, &bad_attr);
+        if (r == -ENOENT || r == -ENODEV || r == -ENXIO) {
+                ra_device_attrs_clear(&a);
+                return -ENODEV;
+        }
+        if (r < 0) {
+                log_warning_errno(r, "%s: cannot read %s/%s: %m", d->name, d->syspath,
+                                  bad_attr ? bad_attr : "?");
+                ra_device_attrs_clear(&a);
+                return r;
+        }
+
+        props = ra_device_attrs_read_properties(&a, get_udev_property, dev, ret_bad_property);
+        if (props == -ENOMEM) {
+                ra_device_attrs_clear(&a);
+                return props;
+        }
+        ra_device_attrs_guess_transport(&a, d->syspath);
+
+        /* Without udevd nobody has probed the device: ask libblkid, cheaply. */
+        if (!udev_device_get_is_initialized(dev) && d->devnode && a.size_bytes > 0) {
+                r = ra_probe_device(&a, d->devnode);
+                if (r < 0 && r != -ENODEV)
+                        log_debug_errno(r, "%s: probing with libblkid failed, ignoring: %m", d->name);
+        }
+
+        ra_device_attrs_clear(&d->attrs);
+        d->attrs = a; /* transport may point at bus: both move together */
+
+        free(d->identity);
+        d->identity = NULL;
+        r = ra_device_identity(&d->attrs, &d->identity);
+        if (r < 0)
+                return r;
+
+        return props < 0 ? props : 0;
+}
