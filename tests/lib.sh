@@ -1,0 +1,173 @@
+# shellcheck shell=bash
+# Shared by the integration tests: they run the real daemon against loop
+# devices they create, with a real udevd, and put everything back afterwards.
+#
+# A test sources this file, calls ra_setup, and uses the helpers below. Only
+# loop devices made with ra_new_loop are touched: every daemon a test starts
+# has an allow-list of exactly those.
+
+set -euo pipefail
+
+RA_SRCDIR=${RA_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+RA_BUILDDIR=${RA_BUILDDIR:-$RA_SRCDIR}
+RADAEMON=$RA_BUILDDIR/daemon/radaemon
+RA_TIMEOUT=${RA_TIMEOUT:-10}
+
+T=
+LOOP= # set by ra_new_loop and ra_new_free_loop for the caller
+export LOOP
+DAEMON_PID=
+UDEVD_PID=
+RA_LOOPS=()
+
+ra_log() { printf '%s: %s\n' "$(basename "$0")" "$*"; }
+
+# A test that cannot run here says why and exits 77, unless the caller said
+# every test must run (CI), where a skip is a failure.
+ra_skip() {
+	ra_log "SKIP: $*"
+	if [[ ${RA_TESTS_NO_SKIP:-0} == 1 ]]; then
+		ra_log "RA_TESTS_NO_SKIP=1: a skip here is a failure"
+		exit 1
+	fi
+	exit 77
+}
+
+ra_fail() {
+	ra_log "FAIL: $*" >&2
+	if [[ -n $T && -s $T/daemon.log ]]; then
+		echo "--- daemon log:" >&2
+		tail -n 60 "$T/daemon.log" >&2
+	fi
+	exit 1
+}
+
+ra_ok() { ra_log "ok: $*"; }
+
+# Polls a shell condition until it holds or RA_TIMEOUT seconds pass. The
+# timeout only bounds a hang; no test asserts on how fast anything is.
+ra_wait_for() {
+	local deadline=$((SECONDS + RA_TIMEOUT))
+	until eval "$1"; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.02
+	done
+}
+
+ra_kb() { cat "/sys/block/$1/queue/read_ahead_kb"; }
+
+ra_wait_kb() {
+	ra_wait_for "[[ \$(ra_kb $1) == $2 ]]" ||
+		ra_fail "$1: read_ahead_kb is $(ra_kb "$1"), expected $2"
+}
+
+ra_setup() {
+	[[ $(id -u) == 0 ]] || ra_skip "needs root for loop devices and sysfs"
+	[[ -w /dev/loop-control ]] || ra_skip "no /dev/loop-control"
+	[[ -x $RADAEMON ]] || ra_fail "no daemon at $RADAEMON; run make first"
+
+	T=$(mktemp -d /tmp/radaemon-test.XXXXXX)
+	trap ra_cleanup EXIT
+
+	# One integration test at a time: they share udevd and the loop range.
+	exec 9>/run/radaemon-tests.lock
+	flock 9
+	ra_start_udevd
+}
+
+ra_udevd_runs() { udevadm control --ping -t 1 >/dev/null 2>&1; }
+
+ra_start_udevd() {
+	ra_udevd_runs && return 0
+	local udevd
+	for udevd in /lib/systemd/systemd-udevd /usr/lib/systemd/systemd-udevd; do
+		[[ -x $udevd ]] && break
+	done
+	[[ -x $udevd ]] || ra_skip "systemd-udevd is not installed"
+	"$udevd" >"$T/udevd.log" 2>&1 &
+	UDEVD_PID=$!
+	ra_wait_for ra_udevd_runs || ra_fail "udevd did not start"
+}
+
+# ra_new_loop NAME SIZE [INDEX]: attaches a sparse file as a new loop device
+# and sets LOOP to its kernel name. Without INDEX, the first unused one from 1000.
+ra_new_loop() {
+	local name=$1 size=$2 index=${3:-}
+	[[ -n $index ]] || index=$(python3 "$RA_SRCDIR/tests/loopdev.py" unused 1000)
+	truncate -s "$size" "$T/$name.img"
+	RA_LOOPS+=("$index")
+	losetup "/dev/loop$index" "$T/$name.img"
+	LOOP=loop$index
+}
+
+# ra_new_free_loop: a loop device with no file (size 0), as LOOP.
+ra_new_free_loop() {
+	local index
+	index=$(python3 "$RA_SRCDIR/tests/loopdev.py" unused 1000)
+	RA_LOOPS+=("$index")
+	python3 "$RA_SRCDIR/tests/loopdev.py" add "$index"
+	LOOP=loop$index
+}
+
+ra_remove_loop() {
+	local index=${1#loop}
+	losetup -d "/dev/loop$index" 2>/dev/null || true
+	python3 "$RA_SRCDIR/tests/loopdev.py" remove "$index" 2>/dev/null || true
+}
+
+# Loop devices take their rotational flag from the backing disk; set it and
+# tell udev, as DESIGN.md describes.
+ra_set_rotational() {
+	echo "$2" >"/sys/block/$1/queue/rotational"
+	echo change >"/sys/block/$1/uevent"
+}
+
+# ra_config: writes $T/radaemon.conf from stdin. The [daemon] devices= line
+# must name only loop devices this test made, so nothing else is touched.
+ra_config() {
+	cat >"$T/radaemon.conf"
+	local line word
+	line=$(grep -E '^devices *=' "$T/radaemon.conf") || ra_fail "test config has no devices= allow-list"
+	for word in ${line#*=}; do
+		[[ $word =~ ^loop[0-9]+$ ]] || ra_fail "test config allows '$word', not a single loop device"
+	done
+}
+
+ra_start_daemon() {
+	"$RADAEMON" --foreground --debug --config "$T/radaemon.conf" "$@" >"$T/daemon.log" 2>&1 &
+	DAEMON_PID=$!
+	ra_wait_for "grep -q '^Managing' '$T/daemon.log'" || ra_fail "the daemon did not start"
+}
+
+# Stops the daemon with a signal (TERM by default) and fails unless it exits 0.
+ra_stop_daemon() {
+	local sig=${1:-TERM} rc=0
+	[[ -n $DAEMON_PID ]] || return 0
+	kill "-$sig" "$DAEMON_PID"
+	wait "$DAEMON_PID" || rc=$?
+	DAEMON_PID=
+	((rc == 0)) || ra_fail "the daemon exited with $rc after SIG$sig"
+}
+
+ra_daemon_log_has() { grep -qE "$1" "$T/daemon.log"; }
+
+ra_wait_log() {
+	ra_wait_for "grep -qE '$1' '$T/daemon.log'" || ra_fail "the daemon never logged /$1/"
+}
+
+ra_cleanup() {
+	local rc=$? index
+	if [[ -n $DAEMON_PID ]]; then
+		kill "$DAEMON_PID" 2>/dev/null || true
+		wait "$DAEMON_PID" 2>/dev/null || true
+	fi
+	for index in "${RA_LOOPS[@]}"; do
+		ra_remove_loop "$index"
+	done
+	if [[ -n $UDEVD_PID ]]; then
+		kill "$UDEVD_PID" 2>/dev/null || true
+		wait "$UDEVD_PID" 2>/dev/null || true
+	fi
+	[[ -n $T ]] && rm -rf "$T"
+	exit "$rc"
+}
