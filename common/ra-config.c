@@ -72,6 +72,8 @@ typedef struct Parser {
         char ***errors;
         int r; /* set on a failure that is not the file's fault (ENOMEM) */
         bool in_known_section;
+        bool after_key;           /* the previous line was "key = value" or its continuation */
+        bool continuation;        /* this line continues the previous key's value */
         RaDeviceSection *section; /* the [device:…] being read, if any */
         Location min_at, max_at;
 } Parser;
@@ -131,15 +133,18 @@ static void begin_section(Parser *p, const char *name) {
 
 /*
  * Checks each line as inih reads it, so that every error carries its line
- * number: inih itself reports only the first. Leading blanks are dropped
- * because inih would take an indented line for the continuation of the
- * previous value, and "#" after a blank starts a comment, as in the shipped
- * file.
+ * number: inih itself reports only the first. Leading blanks are dropped,
+ * except on an indented line without "=" right after a key: that continues
+ * the key's value (long lists of devices), and inih hands it on under the
+ * key's name. "#" after a blank starts a comment, as in the shipped file.
  */
 static char *read_line(char *buf, int size, void *userdata) {
         Parser *p = userdata;
         size_t len, skip;
         char *hash, *end;
+        bool after_key = p->after_key;
+
+        p->after_key = p->continuation = false;
 
         if (!fgets(buf, size, p->f))
                 return NULL;
@@ -162,18 +167,24 @@ static char *read_line(char *buf, int size, void *userdata) {
                 len -= 3;
         }
 
-        skip = strspn(buf, " \t");
-        memmove(buf, buf + skip, len - skip + 1);
-
         for (hash = strchr(buf, '#'); hash; hash = strchr(hash + 1, '#'))
                 if (hash == buf || hash[-1] == ' ' || hash[-1] == '\t') {
                         *hash = '\0';
                         break;
                 }
-
         buf[strcspn(buf, "\r\n")] = '\0';
-        if (buf[0] == '\0' || buf[0] == ';')
+
+        skip = strspn(buf, " \t");
+        if (buf[skip] == '\0' || buf[skip] == ';') {
+                buf[0] = '\0';
                 return buf;
+        }
+
+        if (skip > 0 && after_key && !strchr(buf, '=')) {
+                p->after_key = p->continuation = true;
+                return buf;
+        }
+        memmove(buf, buf + skip, strlen(buf + skip) + 1);
 
         if (buf[0] == '[') {
                 end = strchr(buf, ']');
@@ -191,7 +202,10 @@ static char *read_line(char *buf, int size, void *userdata) {
         if (!strchr(buf, '=')) {
                 add_error(p, "expected 'key = value' or '[section]'");
                 buf[0] = '\0';
+                return buf;
         }
+
+        p->after_key = true;
         return buf;
 }
 
@@ -206,6 +220,7 @@ static void parse_kb(Parser *p, const char *name, const char *value, uint32_t *r
         *ret = kb;
 }
 
+/* Sets *ret to the globs in value, or appends them for a continuation line. */
 static void parse_globs(Parser *p, const char *name, const char *value, bool may_be_empty, char ***ret) {
         _cleanup_(ra_strv_freep) char **l = NULL;
 
@@ -224,6 +239,15 @@ static void parse_globs(Parser *p, const char *name, const char *value, bool may
                         add_error(p, "%s: '%s' is not a glob on kernel names", name, l[i]);
                         return;
                 }
+
+        if (p->continuation) {
+                for (size_t i = 0; l[i]; i++)
+                        if (ra_strv_push(ret, l[i]) < 0) {
+                                p->r = -ENOMEM;
+                                return;
+                        }
+                return;
+        }
 
         ra_strv_free(*ret);
         *ret = TAKE_PTR(l);
@@ -310,6 +334,12 @@ static int handle_key(void *userdata, const char *section, const char *name, con
         /* An unknown section was reported at its header, once. */
         if (!p->in_known_section)
                 return 1;
+
+        if (p->continuation && strcmp(name, "devices") != 0 && strcmp(name, "ignore") != 0) {
+                add_error(p, "only devices and ignore continue on an indented line; '%s' takes one value",
+                          name);
+                return 1;
+        }
 
         if (p->section)
                 parse_device_key(p, name, value);

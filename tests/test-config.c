@@ -185,6 +185,37 @@ START_TEST(test_long_line) {
 }
 END_TEST
 
+/* Long lists of devices continue on indented lines; other keys do not. */
+START_TEST(test_continuation) {
+        _cleanup_(ra_config_freep) RaConfig *c = NULL, *d = NULL;
+        _cleanup_(ra_strv_freep) char **errors = NULL, **errors2 = NULL;
+        const unsigned lines[] = { 3, 5 };
+
+        ck_assert_int_eq(parse_text("[daemon]\n"
+                                    "devices = loop1 loop2\n"
+                                    "    loop3 loop4   # more\n"
+                                    "\tloop5\n"
+                                    "ignore = loop2\n",
+                                    &c, &errors),
+                         0);
+        ck_assert_uint_eq(ra_strv_length(c->devices), 5);
+        ck_assert_str_eq(c->devices[4], "loop5");
+        ck_assert(ra_config_manages(c, "loop4"));
+        ck_assert(!ra_config_manages(c, "loop2"));
+
+        ck_assert_int_eq(parse_text("[policy]\n"
+                                    "min_kb = 8\n"
+                                    "    16\n" /* 3: min_kb takes one value */
+                                    "\n"
+                                    "    loop9\n", /* 5: nothing to continue after a blank line */
+                                    &d, &errors2),
+                         -EINVAL);
+        assert_error_lines(errors2, lines, ELEMENTSOF(lines));
+        ck_assert_ptr_nonnull(strstr(errors2[0], "only devices and ignore continue"));
+        ck_assert_uint_eq(d->bounds.min_kb, 8);
+}
+END_TEST
+
 START_TEST(test_bounds_crossed) {
         _cleanup_(ra_config_freep) RaConfig *c = NULL, *d = NULL;
         _cleanup_(ra_strv_freep) char **errors = NULL, **errors2 = NULL;
@@ -270,6 +301,7 @@ int main(void) {
         tcase_add_test(tc, test_shipped_file);
         tcase_add_test(tc, test_bad_lines);
         tcase_add_test(tc, test_long_line);
+        tcase_add_test(tc, test_continuation);
         tcase_add_test(tc, test_bounds_crossed);
         tcase_add_test(tc, test_missing_file);
         tcase_add_test(tc, test_dropins);
