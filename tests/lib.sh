@@ -109,10 +109,14 @@ ra_new_free_loop() {
 	LOOP=loop$index
 }
 
+# Detaches and deletes a loop device. A detach while udevd still has the
+# device open only takes effect at its close, so removal waits for that.
 ra_remove_loop() {
 	local index=${1#loop}
+	[[ -e /sys/block/loop$index ]] || return 0
 	losetup -d "/dev/loop$index" 2>/dev/null || true
-	python3 "$RA_SRCDIR/tests/loopdev.py" remove "$index" 2>/dev/null || true
+	python3 "$RA_SRCDIR/tests/loopdev.py" remove "$index" ||
+		ra_log "WARNING: could not remove loop$index"
 }
 
 # Loop devices take their rotational flag from the backing disk; set it and
