@@ -33,7 +33,8 @@ int ra_probe_device(RaDeviceAttrs *a, const char *devnode) {
 
         /*
          * The page cache would otherwise turn each small superblock read
-         * into a full readahead window.
+         * into a full readahead window. libblkid 2.38 does the same in
+         * blkid_probe_set_device(); we do not rely on every version doing so.
          */
         (void) posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 
