@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "ra-macro.h"
+
+/*
+ * What radaemon remembers about a device across restarts and re-plugs, keyed
+ * by its stable identity (see ra_device_identity()). The file is text, one
+ * device a line:
+ *
+ *     device loop:/srv/disk\x20one.img pin=1024
+ *
+ * Identities are escaped: bytes outside printable ASCII, blanks and "\" are
+ * written as \xHH. Lines starting with "#" are comments.
+ */
+
+#define RA_STATE_FILE "state"
+
+typedef struct RaStateEntry {
+        char *identity;
+        uint32_t pin_kb;         /* a pin that survives restarts; 0: none */
+        uint32_t runtime_pin_kb; /* a pin for this run of the daemon only; never stored */
+} RaStateEntry;
+
+typedef struct RaState {
+        RaStateEntry *entries;
+        size_t n_entries;
+} RaState;
+
+int ra_state_new(RaState **ret);
+RaState *ra_state_free(RaState *s);
+RA_DEFINE_CLEANUP(RaState, ra_state_free)
+
+/*
+ * Parses the text of a state file into s. A bad line is reported in *errors
+ * as "line N: message" and skipped, so one bad line loses one device, not
+ * all of them; the return is -EINVAL when there was any.
+ */
+int ra_state_parse(RaState *s, const char *text, size_t len, char ***errors);
+
+/* Reads <dir>/state; a missing file is an empty state. */
+int ra_state_load(RaState *s, const char *dir, char ***errors);
+
+/* The text ra_state_parse() reads back: only what is meant to last. */
+int ra_state_format(const RaState *s, char **ret);
+
+/*
+ * Writes <dir>/state so that a crash at any moment leaves either the old or
+ * the new file: a temporary file, fsync, rename, fsync of the directory.
+ */
+int ra_state_save(const RaState *s, const char *dir);
+
+RaStateEntry *ra_state_find(const RaState *s, const char *identity);
+int ra_state_ensure(RaState *s, const char *identity, RaStateEntry **ret);
+
+/* The pin in force for identity: this run's, else the stored one; 0 for none. */
+uint32_t ra_state_pin(const RaState *s, const char *identity);

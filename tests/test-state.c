@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ra-state.h"
+#include "ra-util.h"
+#include "test-helpers.h"
+
+static RaState *parse(const char *text, int want, char ***errors) {
+        RaState *s = NULL;
+
+        ck_assert_int_eq(ra_state_new(&s), 0);
+        ck_assert_int_eq(ra_state_parse(s, text, strlen(text), errors), want);
+        return s;
+}
+
+START_TEST(test_round_trip) {
+        _cleanup_(ra_state_freep) RaState *s = NULL, *back = NULL;
+        _cleanup_(ra_strv_freep) char **errors = NULL;
+        _cleanup_free_ char *text = NULL;
+        const char *odd = "loop:/srv/my disk\\tone\x7f\xc3\xa9.img";
+        RaStateEntry *e;
+
+        ck_assert_int_eq(ra_state_new(&s), 0);
+        ck_assert_int_eq(ra_state_ensure(s, "wwn:0x5000c500a1b2c3d4", &e), 0);
+        e->pin_kb = 1024;
+        ck_assert_int_eq(ra_state_ensure(s, odd, &e), 0);
+        e->pin_kb = 64;
+        /* Runtime pins and entries without a pin are not written. */
+        ck_assert_int_eq(ra_state_ensure(s, "serial:runtime-only", &e), 0);
+        e->runtime_pin_kb = 256;
+
+        ck_assert_int_eq(ra_state_format(s, &text), 0);
+        ck_assert_ptr_nonnull(strstr(text, "device wwn:0x5000c500a1b2c3d4 pin=1024\n"));
+        ck_assert_ptr_nonnull(
+                strstr(text, "device loop:/srv/my\\x20disk\\x5ctone\\x7f\\xc3\\xa9.img pin=64\n"));
+        ck_assert_ptr_null(strstr(text, "runtime-only"));
+
+        back = parse(text, 0, &errors);
+        ck_assert_uint_eq(back->n_entries, 2);
+        ck_assert_uint_eq(ra_state_pin(back, "wwn:0x5000c500a1b2c3d4"), 1024);
+        ck_assert_uint_eq(ra_state_pin(back, odd), 64);
+        ck_assert_uint_eq(ra_state_pin(back, "serial:runtime-only"), 0);
+}
+END_TEST
+
+START_TEST(test_runtime_pin_wins) {
+        _cleanup_(ra_state_freep) RaState *s = NULL;
+        RaStateEntry *e;
+
+        ck_assert_int_eq(ra_state_new(&s), 0);
+        ck_assert_int_eq(ra_state_ensure(s, "name:sdb", &e), 0);
+        e->pin_kb = 1024;
+        ck_assert_uint_eq(ra_state_pin(s, "name:sdb"), 1024);
+        e->runtime_pin_kb = 64;
+        ck_assert_uint_eq(ra_state_pin(s, "name:sdb"), 64);
+        ck_assert_uint_eq(ra_state_pin(s, NULL), 0);
+}
+END_TEST
+
+/* One bad line costs that line only; every error names its line. */
+START_TEST(test_bad_lines) {
+        _cleanup_(ra_state_freep) RaState *s = NULL;
+        _cleanup_(ra_strv_freep) char **errors = NULL;
+        const char *text = "# comment\n"                       /* 1 */
+                           "device name:good1 pin=64\n"        /* 2 */
+                           "gadget name:x pin=64\n"            /* 3: not a device line */
+                           "device\n"                          /* 4: no identity */
+                           "device name:bad pin=3\n"           /* 5: not whole pages */
+                           "device name:bad pin=\n"            /* 6 */
+                           "device name:bad pin=99999999999\n" /* 7 */
+                           "device name:bad colour=blue\n"     /* 8: unknown key */
+                           "device bad\\x2 pin=64\n"           /* 9: cut escape */
+                           "device bad\\x00 pin=64\n"          /* 10: escaped NUL */
+                           "device name:good1 pin=128\n"       /* 11: second line, same identity */
+                           "\n"                                /* 12 */
+                           "   \t\n"                           /* 13 */
+                           "device name:good2 pin=8192\n";     /* 14 */
+        const unsigned lines[] = { 3, 4, 5, 6, 7, 8, 9, 10, 11 };
+
+        s = parse(text, -EINVAL, &errors);
+        ck_assert_uint_eq(ra_strv_length(errors), ELEMENTSOF(lines));
+        for (size_t i = 0; i < ELEMENTSOF(lines); i++) {
+                char want[32];
+
+                snprintf(want, sizeof(want), "line %u: ", lines[i]);
+                ck_assert_msg(strncmp(errors[i], want, strlen(want)) == 0, "'%s' is not at line %u",
+                              errors[i], lines[i]);
+        }
+        ck_assert_uint_eq(s->n_entries, 2);
+        ck_assert_uint_eq(ra_state_pin(s, "name:good1"), 64);
+        ck_assert_uint_eq(ra_state_pin(s, "name:good2"), 8192);
+}
+END_TEST
+
+START_TEST(test_nul_and_no_newline) {
+        _cleanup_(ra_state_freep) RaState *s = NULL;
+        _cleanup_(ra_strv_freep) char **errors = NULL;
+        const char text[] = "device name:a pin=64\ndevice name:b\0x pin=64\ndevice name:c pin=16";
+
+        ck_assert_int_eq(ra_state_new(&s), 0);
+        ck_assert_int_eq(ra_state_parse(s, text, sizeof(text) - 1, &errors), -EINVAL);
+        ck_assert_uint_eq(ra_strv_length(errors), 1);
+        ck_assert_str_eq(errors[0], "line 2: a NUL byte");
+        ck_assert_uint_eq(ra_state_pin(s, "name:a"), 64);
+        ck_assert_uint_eq(ra_state_pin(s, "name:c"), 16);
+}
+END_TEST
+
+/* Save then load; a missing file is an empty state; nothing temporary stays. */
+START_TEST(test_save_load) {
+        _cleanup_(ra_state_freep) RaState *s = NULL, *back = NULL, *empty = NULL;
+        _cleanup_(ra_strv_freep) char **errors = NULL;
+        _cleanup_free_ char *dir = test_mkdtemp();
+        char path[4200];
+        struct dirent *de;
+        struct stat st;
+        RaStateEntry *e;
+        DIR *d;
+
+        ck_assert_int_eq(ra_state_new(&empty), 0);
+        ck_assert_int_eq(ra_state_load(empty, dir, &errors), 0);
+        ck_assert_uint_eq(empty->n_entries, 0);
+
+        ck_assert_int_eq(ra_state_new(&s), 0);
+        ck_assert_int_eq(ra_state_ensure(s, "path:pci-0000:00:1f.2-ata-1", &e), 0);
+        e->pin_kb = 512;
+        ck_assert_int_eq(ra_state_save(s, dir), 0);
+        e->pin_kb = 256;
+        ck_assert_int_eq(ra_state_save(s, dir), 0);
+
+        ck_assert_int_eq(ra_state_new(&back), 0);
+        ck_assert_int_eq(ra_state_load(back, dir, &errors), 0);
+        ck_assert_uint_eq(ra_state_pin(back, "path:pci-0000:00:1f.2-ata-1"), 256);
+
+        snprintf(path, sizeof(path), "%s/%s", dir, RA_STATE_FILE);
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 0777, 0644);
+
+        d = opendir(dir);
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d)))
+                ck_assert_msg(de->d_name[0] != '.' || strcmp(de->d_name, ".") == 0 ||
+                                      strcmp(de->d_name, "..") == 0,
+                              "left behind: %s", de->d_name);
+        closedir(d);
+
+        test_rm_rf(dir);
+}
+END_TEST
+
+START_TEST(test_save_fails_cleanly) {
+        _cleanup_(ra_state_freep) RaState *s = NULL;
+        RaStateEntry *e;
+
+        ck_assert_int_eq(ra_state_new(&s), 0);
+        ck_assert_int_eq(ra_state_ensure(s, "name:x", &e), 0);
+        e->pin_kb = 64;
+        ck_assert_int_eq(ra_state_save(s, "/nonexistent/radaemon"), -ENOENT);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("state");
+        TCase *tc = tcase_create("store");
+
+        tcase_add_test(tc, test_round_trip);
+        tcase_add_test(tc, test_runtime_pin_wins);
+        tcase_add_test(tc, test_bad_lines);
+        tcase_add_test(tc, test_nul_and_no_newline);
+        tcase_add_test(tc, test_save_load);
+        tcase_add_test(tc, test_save_fails_cleanly);
+        suite_add_tcase(s, tc);
+
+        return test_run(s);
+}
