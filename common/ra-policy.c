@@ -123,10 +123,15 @@ void ra_policy_prior(const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret) {
                 set_reason(ret, "%s device: %s.", size, why);
 }
 
-void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *ret) {
+RaBounds ra_policy_bounds(const RaDeviceAttrs *a, const RaSettings *s) {
         RaBounds bounds = s->bounds;
 
         ra_bounds_override(&bounds, a->min_kb, a->max_kb);
+        return bounds;
+}
+
+void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *ret) {
+        RaBounds bounds = ra_policy_bounds(a, s);
 
         if (s->pinned_kb > 0) {
                 *ret = (RaDecision){ .kb = s->pinned_kb, .source = RA_SOURCE_PINNED };

@@ -61,6 +61,12 @@ uint32_t ra_policy_size_cap_kb(uint64_t size_bytes);
 void ra_policy_prior(const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret);
 
 /*
+ * The bounds in force for a device's automatic values and D-Bus pins: the
+ * configuration's, narrowed by RADAEMON_MIN_KB/RADAEMON_MAX_KB from udev.
+ */
+RaBounds ra_policy_bounds(const RaDeviceAttrs *a, const RaSettings *s);
+
+/*
  * The value radaemon wants for a device: a pin where there is one (D-Bus,
  * then udev, then configuration), the prior otherwise, within the bounds of
  * the configuration and the RADAEMON_MIN_KB/RADAEMON_MAX_KB properties.

@@ -4,21 +4,31 @@
 #include <fcntl.h>
 #include <string.h>
 
+#include <systemd/sd-bus.h>
+
+#include "ra-dbus.h"
 #include "ra-disk.h"
 #include "ra-log.h"
 #include "ra-probe.h"
 #include "ra-util.h"
 
-int ra_disk_new(const char *name, RaDisk **ret) {
+int ra_disk_new(struct Manager *m, const char *name, RaDisk **ret) {
         _cleanup_(ra_disk_freep) RaDisk *d = NULL;
+        int r;
 
         d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
 
+        d->manager = m;
+        d->workload = "idle";
         d->name = strdup(name);
         if (!d->name)
                 return -ENOMEM;
+
+        r = sd_bus_path_encode(RA_BUS_DEVICE_PREFIX, name, &d->object_path);
+        if (r < 0)
+                return r;
 
         *ret = TAKE_PTR(d);
         return 0;
@@ -30,6 +40,7 @@ RaDisk *ra_disk_free(RaDisk *d) {
 
         ra_device_attrs_clear(&d->attrs);
         free(d->name);
+        free(d->object_path);
         free(d->syspath);
         free(d->devnode);
         free(d->identity);
@@ -120,4 +131,35 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
                 return r;
 
         return props < 0 ? props : 0;
+}
+
+static int dup_or_null(const char *s, char **ret) {
+        *ret = NULL;
+        if (s && !(*ret = strdup(s)))
+                return -ENOMEM;
+        return 0;
+}
+
+int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret) {
+        *ret = (RaDiskSnapshot){
+                .size_bytes = d->attrs.size_bytes,
+                .rotational = d->attrs.rotational,
+                .removable = d->attrs.removable,
+                .read_ahead_kb = d->attrs.read_ahead_kb,
+                .decision = d->decision,
+        };
+
+        if (dup_or_null(d->devnode, &ret->node) < 0 || dup_or_null(d->identity, &ret->identity) < 0 ||
+            dup_or_null(d->attrs.transport, &ret->transport) < 0) {
+                ra_disk_snapshot_clear(ret);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+void ra_disk_snapshot_clear(RaDiskSnapshot *s) {
+        free(s->node);
+        free(s->identity);
+        free(s->transport);
+        *s = (RaDiskSnapshot){};
 }

@@ -7,9 +7,13 @@
 #include "ra-device.h"
 #include "ra-policy.h"
 
+struct Manager;
+
 /* One disk radaemon manages: what it is, what we want for it, and why. */
 typedef struct RaDisk {
-        char *name; /* kernel name; the key of the registry */
+        struct Manager *manager;
+        char *name;        /* kernel name; the key of the registry */
+        char *object_path; /* on D-Bus */
         char *syspath;
         char *devnode;
         char *identity;
@@ -18,11 +22,17 @@ typedef struct RaDisk {
         RaSettings settings;
         RaDecision decision;
 
+        /* From the statistics sampler; zero while there is nothing to say. */
+        uint64_t read_bytes_per_sec;
+        uint64_t avg_read_request_bytes;
+        const char *workload; /* "idle", "sequential", "random", "mixed" */
+
         bool announced; /* the decision has been logged at info level */
+        bool published; /* D-Bus clients have been told the disk exists */
         bool seen;      /* found by the enumeration under way */
 } RaDisk;
 
-int ra_disk_new(const char *name, RaDisk **ret);
+int ra_disk_new(struct Manager *m, const char *name, RaDisk **ret);
 RaDisk *ra_disk_free(RaDisk *d);
 RA_DEFINE_CLEANUP(RaDisk, ra_disk_free)
 
@@ -35,3 +45,21 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
 
 /* Opens the disk's sysfs directory for the applier; -ENODEV when it is gone. */
 int ra_disk_open_sysfs(const RaDisk *d);
+
+/*
+ * What D-Bus clients see of a disk that can change, taken before an update
+ * so that PropertiesChanged names exactly what did.
+ */
+typedef struct RaDiskSnapshot {
+        char *node;
+        char *identity;
+        char *transport;
+        uint64_t size_bytes;
+        bool rotational;
+        bool removable;
+        uint32_t read_ahead_kb;
+        RaDecision decision;
+} RaDiskSnapshot;
+
+int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret);
+void ra_disk_snapshot_clear(RaDiskSnapshot *s);

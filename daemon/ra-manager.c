@@ -5,10 +5,12 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <systemd/sd-daemon.h>
 
 #include "ra-apply.h"
+#include "ra-bus.h"
 #include "ra-log.h"
 #include "ra-manager.h"
 #include "ra-util.h"
@@ -41,6 +43,36 @@ static int load_config(const char *path, RaConfig **ret) {
         return 0;
 }
 
+/*
+ * Pins live in the state directory. A state we cannot read costs the pins,
+ * not the tuning: it is logged and radaemon starts without them.
+ */
+static int load_state(Manager *m) {
+        _cleanup_(ra_strv_freep) char **errors = NULL;
+        int r;
+
+        m->state_dir = strdup(m->config->state_dir);
+        if (!m->state_dir)
+                return -ENOMEM;
+
+        r = ra_state_new(&m->state);
+        if (r < 0)
+                return r;
+
+        if (mkdir(m->state_dir, 0755) < 0 && errno != EEXIST)
+                log_warning_errno(errno, "Cannot create %s, pins will not be stored: %m", m->state_dir);
+
+        r = ra_state_load(m->state, m->state_dir, &errors);
+        for (size_t i = 0; errors && errors[i]; i++)
+                log_warning("%s/%s: %s; that line is skipped.", m->state_dir, RA_STATE_FILE, errors[i]);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 && r != -EINVAL)
+                log_warning_errno(r, "Cannot read %s/%s, starting without stored pins: %m", m->state_dir,
+                                  RA_STATE_FILE);
+        return 0;
+}
+
 int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {
         _cleanup_(ra_manager_freep) Manager *m = NULL;
         int r;
@@ -57,6 +89,10 @@ int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {
         }
 
         r = load_config(m->config_path, &m->config);
+        if (r < 0)
+                return r;
+
+        r = load_state(m);
         if (r < 0)
                 return r;
 
@@ -80,11 +116,14 @@ Manager *ra_manager_free(Manager *m) {
                 ra_disk_free(m->disks[i]);
         free(m->disks);
 
+        ra_bus_close(m);
         sd_event_source_unref(m->monitor_source);
         udev_monitor_unref(m->monitor);
         udev_unref(m->udev);
         sd_event_unref(m->event);
         ra_config_free(m->config);
+        ra_state_free(m->state);
+        free(m->state_dir);
         free(m->config_path);
         free(m);
         return NULL;
@@ -102,7 +141,7 @@ static int add_disk(Manager *m, const char *name, RaDisk **ret) {
         RaDisk **grown;
         int r;
 
-        r = ra_disk_new(name, &d);
+        r = ra_disk_new(m, name, &d);
         if (r < 0)
                 return r;
 
@@ -165,6 +204,7 @@ static void tune_disk(Manager *m, RaDisk *d, const char *event) {
         bool news;
 
         ra_config_device_settings(m->config, d->name, &d->settings);
+        d->settings.pinned_kb = ra_state_pin(m->state, d->identity);
         ra_policy_decide(&d->attrs, &d->settings, &d->decision);
 
         /* A change event that changes nothing is not worth an info line. */
@@ -188,16 +228,46 @@ static void tune_disk(Manager *m, RaDisk *d, const char *event) {
                 write_decision(m, d, event);
 }
 
-static void forget_disk(Manager *m, RaDisk *d, const char *why) {
-        log_info("%s: %s", d->name, why);
+/* Drops a disk from the registry, and from the bus if clients saw it there. */
+static void forget_disk(Manager *m, RaDisk *d, int level, const char *why) {
+        log_full_errno(level, 0, "%s: %s", d->name, why);
+        if (d->published)
+                ra_bus_disk_removed(m, d);
         drop_disk(m, d);
         notify_status(m);
+}
+
+/* Re-reads a disk the registry holds; false when it was dropped. */
+static bool update_disk(Manager *m, RaDisk *d, struct udev_device *dev) {
+        const char *bad = NULL;
+        int r;
+
+        r = ra_disk_update(d, dev, &bad);
+        if (r == -ENODEV) {
+                forget_disk(m, d, LOG_DEBUG, "gone, or without queue/read_ahead_kb; not managed.");
+                return false;
+        }
+        if (r == -EINVAL && bad)
+                log_warning("%s: ignoring %s=%s from udev: not a multiple of 4 from %u to %u (KiB) "
+                            "or a boolean.",
+                            d->name, bad, udev_device_get_property_value(dev, bad), RA_KB_MIN, RA_KB_LIMIT);
+        else if (r < 0) {
+                log_warning_errno(r, "%s: cannot read the device: %m", d->name);
+                forget_disk(m, d, LOG_WARNING, "leaving it alone.");
+                return false;
+        }
+
+        if (d->attrs.ignore) {
+                forget_disk(m, d, LOG_INFO, "RADAEMON_IGNORE is set by a udev rule; leaving it alone.");
+                return false;
+        }
+        return true;
 }
 
 /* One udev event, or one disk found by an enumeration ("coldplug", "reload"). */
 static void handle_device(Manager *m, struct udev_device *dev, const char *event) {
         const char *name = udev_device_get_sysname(dev);
-        const char *bad = NULL;
+        RaDiskSnapshot before = {};
         RaDisk *d;
         int r;
 
@@ -208,13 +278,13 @@ static void handle_device(Manager *m, struct udev_device *dev, const char *event
 
         if (ra_streq(event, "remove")) {
                 if (d)
-                        forget_disk(m, d, "removed.");
+                        forget_disk(m, d, LOG_INFO, "removed.");
                 return;
         }
 
         if (!ra_config_manages(m->config, name)) {
                 if (d)
-                        forget_disk(m, d, "no longer managed: not in devices= or in ignore=.");
+                        forget_disk(m, d, LOG_INFO, "no longer managed: not in devices= or in ignore=.");
                 return;
         }
 
@@ -225,33 +295,20 @@ static void handle_device(Manager *m, struct udev_device *dev, const char *event
                         return;
                 }
                 notify_status(m);
+        } else if (ra_disk_snapshot(d, &before) < 0) {
+                log_error_errno(ENOMEM, "%s: cannot handle the %s event: %m", name, event);
+                return;
         }
         d->seen = true;
 
-        r = ra_disk_update(d, dev, &bad);
-        if (r == -ENODEV) {
-                log_debug("%s: gone, or without queue/read_ahead_kb; not managed.", name);
-                drop_disk(m, d);
-                notify_status(m);
-                return;
+        if (update_disk(m, d, dev)) {
+                tune_disk(m, d, event);
+                if (d->published)
+                        ra_bus_disk_changed(m, d, &before);
+                else
+                        ra_bus_disk_added(m, d);
         }
-        if (r == -EINVAL && bad)
-                log_warning("%s: ignoring %s=%s from udev: not a multiple of 4 from %u to %u (KiB) "
-                            "or a boolean.",
-                            name, bad, udev_device_get_property_value(dev, bad), RA_KB_MIN, RA_KB_LIMIT);
-        else if (r < 0) {
-                log_warning_errno(r, "%s: cannot read the device, leaving it alone: %m", name);
-                drop_disk(m, d);
-                notify_status(m);
-                return;
-        }
-
-        if (d->attrs.ignore) {
-                forget_disk(m, d, "RADAEMON_IGNORE is set by a udev rule; leaving it alone.");
-                return;
-        }
-
-        tune_disk(m, d, event);
+        ra_disk_snapshot_clear(&before);
 }
 
 /*
@@ -294,7 +351,7 @@ static int enumerate_disks(Manager *m, const char *event) {
 
         for (size_t i = m->n_disks; i > 0; i--)
                 if (!m->disks[i - 1]->seen)
-                        forget_disk(m, m->disks[i - 1], "gone while no events arrived.");
+                        forget_disk(m, m->disks[i - 1], LOG_INFO, "gone while no events arrived.");
 
         return 0;
 }
@@ -377,6 +434,11 @@ int ra_manager_start(Manager *m) {
         if (r < 0)
                 return r;
 
+        /* Only now take the name: a client that sees it finds every disk. */
+        r = ra_bus_open(m);
+        if (r < 0)
+                return r;
+
         log_info("Managing %zu disk%s%s.", m->n_disks, m->n_disks == 1 ? "" : "s",
                  ra_manager_observing(m) ? " in observe mode: nothing is written" : "");
         (void) sd_notify(false, "READY=1");
@@ -394,13 +456,87 @@ int ra_manager_reload(Manager *m) {
         if (r < 0)
                 log_error("Reloading failed; keeping the previous configuration.");
         else {
+                bool was_observing = ra_manager_observing(m);
+
                 ra_config_free(m->config);
                 m->config = c;
                 log_info("Configuration reloaded.");
+                if (!ra_streq(c->state_dir, m->state_dir))
+                        log_notice("state_dir is now %s, but pins stay in %s until radaemon restarts.",
+                                   c->state_dir, m->state_dir);
+                if (was_observing != ra_manager_observing(m))
+                        ra_bus_mode_changed(m);
                 r = enumerate_disks(m, "reload");
         }
 
         (void) sd_notify(false, "READY=1");
         notify_status(m);
         return r;
+}
+
+/* Decides again for every disk with this identity and tells the bus what changed. */
+static void retune_identity(Manager *m, const char *identity, const char *event) {
+        for (size_t i = 0; i < m->n_disks; i++) {
+                RaDisk *d = m->disks[i];
+                RaDiskSnapshot before;
+
+                if (!ra_streq(d->identity, identity) || ra_disk_snapshot(d, &before) < 0)
+                        continue;
+                tune_disk(m, d, event);
+                ra_bus_disk_changed(m, d, &before);
+                ra_disk_snapshot_clear(&before);
+        }
+}
+
+int ra_manager_set_pin(Manager *m, RaDisk *d, uint32_t kb, bool persist, uid_t uid) {
+        RaStateEntry *e, saved;
+        int r;
+
+        r = ra_state_ensure(m->state, d->identity, &e);
+        if (r < 0)
+                return r;
+
+        saved = *e;
+        if (persist) {
+                e->pin_kb = kb;
+                e->runtime_pin_kb = 0;
+                r = ra_state_save(m->state, m->state_dir);
+                if (r < 0) {
+                        *e = saved;
+                        return log_warning_errno(r, "%s: cannot store the pin in %s: %m", d->name,
+                                                 m->state_dir);
+                }
+        } else
+                e->runtime_pin_kb = kb;
+
+        log_info("%s: pinned to %" PRIu32 " KiB by uid %u over D-Bus, %s %s.", d->name, kb, (unsigned) uid,
+                 persist ? "stored for" : "until radaemon stops, for", d->identity);
+        retune_identity(m, e->identity, "pin");
+        return 0;
+}
+
+int ra_manager_clear_pin(Manager *m, RaDisk *d, uid_t uid) {
+        RaStateEntry *e = ra_state_find(m->state, d->identity), saved;
+        int r;
+
+        if (!e || (e->pin_kb == 0 && e->runtime_pin_kb == 0)) {
+                log_info("%s: no pin to clear (asked by uid %u).", d->name, (unsigned) uid);
+                return 0;
+        }
+
+        saved = *e;
+        e->runtime_pin_kb = 0;
+        if (e->pin_kb > 0) {
+                e->pin_kb = 0;
+                r = ra_state_save(m->state, m->state_dir);
+                if (r < 0) {
+                        *e = saved;
+                        return log_warning_errno(r, "%s: cannot remove the pin from %s: %m", d->name,
+                                                 m->state_dir);
+                }
+        }
+
+        log_info("%s: pin cleared by uid %u over D-Bus; radaemon decides again.", d->name, (unsigned) uid);
+        retune_identity(m, e->identity, "unpin");
+        return 0;
 }

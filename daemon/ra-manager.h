@@ -3,20 +3,26 @@
 
 #include <libudev.h>
 #include <stdbool.h>
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
 #include "ra-config.h"
 #include "ra-disk.h"
+#include "ra-state.h"
 
 typedef struct Manager {
         sd_event *event;
         struct udev *udev;
         struct udev_monitor *monitor;
         sd_event_source *monitor_source;
+        sd_bus *bus; /* NULL without a system bus */
 
         char *config_path;  /* --config FILE, or NULL for the installed files */
         bool force_observe; /* --observe */
         RaConfig *config;
+        RaState *state;
+        char *state_dir; /* as it was at start: the one the state was read from */
 
         RaDisk **disks;
         size_t n_disks;
@@ -27,11 +33,21 @@ int ra_manager_new(const char *config_path, bool force_observe, Manager **ret);
 Manager *ra_manager_free(Manager *m);
 RA_DEFINE_CLEANUP(Manager, ra_manager_free)
 
-/* Subscribes to udev, tunes every disk there is, and tells systemd we are ready. */
+/*
+ * Subscribes to udev, tunes every disk there is, publishes them on the bus,
+ * and tells systemd we are ready.
+ */
 int ra_manager_start(Manager *m);
 
-/* SIGHUP: a bad configuration is logged and the old one kept. */
+/* SIGHUP and Reload(): a bad configuration is logged and the old one kept. */
 int ra_manager_reload(Manager *m);
+
+/*
+ * Pins every disk with d's identity to kb. With persist, the pin is on disk
+ * when this returns 0, and nothing changed when it returns an error.
+ */
+int ra_manager_set_pin(Manager *m, RaDisk *d, uint32_t kb, bool persist, uid_t uid);
+int ra_manager_clear_pin(Manager *m, RaDisk *d, uid_t uid);
 
 RaDisk *ra_manager_find_disk(Manager *m, const char *name);
 

@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+
+#include "ra-bus.h"
+#include "ra-log.h"
+#include "ra-manager.h"
+#include "ra-util.h"
+
+/* --- access control ------------------------------------------------------ */
+
+/* Returns 1 when polkit is on the bus and authorizes the sender, 0 when not. */
+static int polkit_authorizes(sd_bus *bus, sd_bus_message *msg) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int has_owner = 0, authorized = 0, challenge = 0, r;
+
+        r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                               "NameHasOwner", &error, &reply, "s", "org.freedesktop.PolicyKit1");
+        if (r < 0 || sd_bus_message_read(reply, "b", &has_owner) < 0 || !has_owner)
+                return 0;
+        reply = sd_bus_message_unref(reply);
+
+        /* No interaction: a method call must not wait for somebody to type a password. */
+        r = sd_bus_call_method(bus, "org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
+                               "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization", &error, &reply,
+                               "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s",
+                               sd_bus_message_get_sender(msg), RA_POLKIT_ACTION, 0, 0, "");
+        if (r < 0) {
+                log_warning("Asking polkit failed, refusing: %s", error.message ?: strerror(-r));
+                return 0;
+        }
+
+        r = sd_bus_message_enter_container(reply, 'r', "bba{ss}");
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "bb", &authorized, &challenge);
+        return r >= 0 && authorized;
+}
+
+/*
+ * Root may change settings; so may a caller polkit authorizes, where polkit
+ * runs. Returns 1 when allowed (with the caller's uid), or a negative errno
+ * with error set.
+ */
+static int check_authorized(sd_bus_message *msg, uid_t *ret_uid, sd_bus_error *error) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        uid_t uid;
+        int r;
+
+        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID, &creds);
+        if (r >= 0)
+                r = sd_bus_creds_get_euid(creds, &uid);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot tell who is calling: %m");
+
+        *ret_uid = uid;
+        if (uid == 0 || polkit_authorizes(sd_bus_message_get_bus(msg), msg) > 0)
+                return 1;
+
+        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                 "Only root may change radaemon's settings (uid %u may not).",
+                                 (unsigned) uid);
+}
+
+/* --- methods shared by the manager and the device objects ---------------- */
+
+static RaDisk *lookup_disk(Manager *m, const char *name, sd_bus_error *error) {
+        RaDisk *d = ra_device_name_is_valid(name) ? ra_manager_find_disk(m, name) : NULL;
+
+        if (!d)
+                sd_bus_error_setf(error, RA_BUS_ERROR_NO_SUCH_DEVICE, "No managed device '%s'.", name);
+        return d;
+}
+
+static int set_read_ahead(RaDisk *d, sd_bus_message *msg, uint32_t kb, int persist, sd_bus_error *error) {
+        RaBounds b = ra_policy_bounds(&d->attrs, &d->settings);
+        uid_t uid;
+        int r;
+
+        if (!ra_kb_is_valid(kb) || kb < b.min_kb || kb > b.max_kb)
+                return sd_bus_error_setf(error, RA_BUS_ERROR_INVALID_VALUE,
+                                         "%s: the value must be a multiple of 4 from %" PRIu32 " to %" PRIu32
+                                         " KiB, not %" PRIu32 ".",
+                                         d->name, b.min_kb, b.max_kb, kb);
+
+        r = check_authorized(msg, &uid, error);
+        if (r < 0)
+                return r;
+
+        r = ra_manager_set_pin(d->manager, d, kb, persist, uid);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot store the pin under %s: %m",
+                                               d->manager->config->state_dir);
+
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int clear_pin(RaDisk *d, sd_bus_message *msg, sd_bus_error *error) {
+        uid_t uid;
+        int r;
+
+        r = check_authorized(msg, &uid, error);
+        if (r < 0)
+                return r;
+
+        r = ra_manager_clear_pin(d->manager, d, uid);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot remove the pin under %s: %m",
+                                               d->manager->config->state_dir);
+
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+/* --- the manager object -------------------------------------------------- */
+
+static int method_list_devices(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        int r;
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(so)");
+        for (size_t i = 0; r >= 0 && i < m->n_disks; i++)
+                r = sd_bus_message_append(reply, "(so)", m->disks[i]->name, m->disks[i]->object_path);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_get_device(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        const char *name;
+        RaDisk *d;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &name);
+        if (r < 0)
+                return r;
+
+        d = lookup_disk(userdata, name, error);
+        if (!d)
+                return -ENODEV;
+
+        return sd_bus_reply_method_return(msg, "o", d->object_path);
+}
+
+static int method_manager_set_read_ahead(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        const char *name;
+        uint32_t kb;
+        int persist, r;
+        RaDisk *d;
+
+        r = sd_bus_message_read(msg, "sub", &name, &kb, &persist);
+        if (r < 0)
+                return r;
+
+        d = lookup_disk(userdata, name, error);
+        if (!d)
+                return -ENODEV;
+
+        return set_read_ahead(d, msg, kb, persist, error);
+}
+
+static int method_manager_clear_pin(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        const char *name;
+        RaDisk *d;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &name);
+        if (r < 0)
+                return r;
+
+        d = lookup_disk(userdata, name, error);
+        if (!d)
+                return -ENODEV;
+
+        return clear_pin(d, msg, error);
+}
+
+static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        uid_t uid;
+        int r;
+
+        r = check_authorized(msg, &uid, error);
+        if (r < 0)
+                return r;
+
+        log_info("Reload requested over D-Bus by uid %u.", (unsigned) uid);
+        r = ra_manager_reload(userdata);
+        if (r < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED,
+                                         "The configuration is invalid and was not loaded; see the log.");
+
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
+}
+
+static int property_get_mode(sd_bus *bus, const char *path, const char *interface, const char *property,
+                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+
+        return sd_bus_message_append(reply, "s", ra_manager_observing(m) ? "observe" : "auto");
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Mode", "s", property_get_mode, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_METHOD_WITH_ARGS("ListDevices", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(so)", devices),
+                                method_list_devices, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetDevice", SD_BUS_ARGS("s", name), SD_BUS_RESULT("o", device),
+                                method_get_device, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetReadAhead", SD_BUS_ARGS("s", name, "u", kb, "b", persist),
+                                SD_BUS_NO_RESULT, method_manager_set_read_ahead, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ClearPin", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
+                                method_manager_clear_pin, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Reload", NULL, NULL, method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_VTABLE_END,
+};
+
+/* --- the device objects -------------------------------------------------- */
+
+static int method_device_set_read_ahead(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        uint32_t kb;
+        int persist, r;
+
+        r = sd_bus_message_read(msg, "ub", &kb, &persist);
+        if (r < 0)
+                return r;
+
+        return set_read_ahead(userdata, msg, kb, persist, error);
+}
+
+static int method_device_clear_pin(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return clear_pin(userdata, msg, error);
+}
+
+/* sd-bus reads an int for "b"; our flags are bool. */
+static int property_get_bool(sd_bus *bus, const char *path, const char *interface, const char *property,
+                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "b", (int) *(bool *) userdata);
+}
+
+/* For strings held in arrays rather than behind pointers. */
+static int property_get_char_array(sd_bus *bus, const char *path, const char *interface,
+                                   const char *property, sd_bus_message *reply, void *userdata,
+                                   sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", (const char *) userdata);
+}
+
+static int property_get_source(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", ra_source_to_string(*(RaSource *) userdata));
+}
+
+#define DISK_PROPERTY(name, sig, getter, field, flags)                                                      \
+        SD_BUS_PROPERTY(name, sig, getter, offsetof(RaDisk, field), flags)
+#define CHANGES SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
+
+static const sd_bus_vtable device_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        DISK_PROPERTY("Name", "s", NULL, name, SD_BUS_VTABLE_PROPERTY_CONST),
+        DISK_PROPERTY("Node", "s", NULL, devnode, CHANGES),
+        DISK_PROPERTY("Identity", "s", NULL, identity, CHANGES),
+        DISK_PROPERTY("SizeBytes", "t", NULL, attrs.size_bytes, CHANGES),
+        DISK_PROPERTY("Rotational", "b", property_get_bool, attrs.rotational, CHANGES),
+        DISK_PROPERTY("Removable", "b", property_get_bool, attrs.removable, CHANGES),
+        DISK_PROPERTY("Transport", "s", NULL, attrs.transport, CHANGES),
+        DISK_PROPERTY("ReadAheadKB", "u", NULL, attrs.read_ahead_kb, CHANGES),
+        DISK_PROPERTY("TargetKB", "u", NULL, decision.kb, CHANGES),
+        DISK_PROPERTY("Source", "s", property_get_source, decision.source, CHANGES),
+        DISK_PROPERTY("Reason", "s", property_get_char_array, decision.reason, CHANGES),
+        DISK_PROPERTY("ReadBytesPerSec", "t", NULL, read_bytes_per_sec, CHANGES),
+        DISK_PROPERTY("AvgReadRequestBytes", "t", NULL, avg_read_request_bytes, CHANGES),
+        DISK_PROPERTY("Workload", "s", NULL, workload, CHANGES),
+        SD_BUS_METHOD_WITH_ARGS("SetReadAhead", SD_BUS_ARGS("u", kb, "b", persist), SD_BUS_NO_RESULT,
+                                method_device_set_read_ahead, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("ClearPin", NULL, NULL, method_device_clear_pin, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_VTABLE_END,
+};
+
+static int find_device(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
+                       sd_bus_error *error) {
+        _cleanup_free_ char *name = NULL;
+        RaDisk *d;
+
+        if (sd_bus_path_decode(path, RA_BUS_DEVICE_PREFIX, &name) <= 0)
+                return 0;
+
+        d = ra_manager_find_disk(userdata, name);
+        if (!d)
+                return 0;
+
+        *found = d;
+        return 1;
+}
+
+static int enumerate_devices(sd_bus *bus, const char *path, void *userdata, char ***nodes,
+                             sd_bus_error *error) {
+        _cleanup_(ra_strv_freep) char **l = NULL;
+        Manager *m = userdata;
+
+        l = calloc(m->n_disks + 1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < m->n_disks; i++) {
+                l[i] = strdup(m->disks[i]->object_path);
+                if (!l[i])
+                        return -ENOMEM;
+        }
+
+        *nodes = TAKE_PTR(l);
+        return 1;
+}
+
+/* --- connection ---------------------------------------------------------- */
+
+int ra_bus_open(Manager *m) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        r = sd_bus_open_system(&bus);
+        if (r < 0) {
+                log_info_errno(r, "No system bus (%m): the D-Bus API is off, tuning goes on.");
+                return 0;
+        }
+
+        r = sd_bus_add_object_vtable(bus, NULL, RA_BUS_PATH, RA_BUS_MANAGER_INTERFACE, manager_vtable, m);
+        if (r >= 0)
+                r = sd_bus_add_fallback_vtable(bus, NULL, RA_BUS_DEVICE_PREFIX, RA_BUS_DEVICE_INTERFACE,
+                                               device_vtable, find_device, m);
+        if (r >= 0)
+                r = sd_bus_add_node_enumerator(bus, NULL, RA_BUS_DEVICE_PREFIX, enumerate_devices, m);
+        if (r >= 0)
+                r = sd_bus_add_object_manager(bus, NULL, RA_BUS_PATH);
+        if (r < 0)
+                return log_error_errno(r, "Cannot publish the D-Bus objects: %m");
+
+        r = sd_bus_attach_event(bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return log_error_errno(r, "Cannot attach the bus to the event loop: %m");
+
+        /* Two daemons writing the same sysfs files would fight: refuse to be the second. */
+        r = sd_bus_request_name(bus, RA_BUS_NAME, 0);
+        if (r == -EEXIST)
+                return log_error_errno(r, "Another radaemon owns %s on the system bus; not starting.",
+                                       RA_BUS_NAME);
+        if (r < 0)
+                return log_error_errno(r, "Cannot take the name %s on the system bus: %m", RA_BUS_NAME);
+
+        m->bus = TAKE_PTR(bus);
+        log_info("Serving %s on the system bus.", RA_BUS_NAME);
+        return 0;
+}
+
+void ra_bus_close(Manager *m) {
+        m->bus = sd_bus_flush_close_unref(m->bus);
+}
+
+void ra_bus_mode_changed(Manager *m) {
+        if (m->bus)
+                (void) sd_bus_emit_properties_changed(m->bus, RA_BUS_PATH, RA_BUS_MANAGER_INTERFACE, "Mode",
+                                                      NULL);
+}
+
+void ra_bus_disk_added(Manager *m, RaDisk *d) {
+        d->published = true;
+        if (m->bus)
+                (void) sd_bus_emit_interfaces_added(m->bus, d->object_path, RA_BUS_DEVICE_INTERFACE, NULL);
+}
+
+void ra_bus_disk_removed(Manager *m, const RaDisk *d) {
+        if (m->bus)
+                (void) sd_bus_emit_interfaces_removed(m->bus, d->object_path, RA_BUS_DEVICE_INTERFACE, NULL);
+}
+
+void ra_bus_disk_changed(Manager *m, const RaDisk *d, const RaDiskSnapshot *b) {
+        const RaDecision *now = &d->decision;
+        char *names[16];
+        size_t n = 0;
+
+        if (!m->bus)
+                return;
+
+#define CHANGED(cond, property)                                                                             \
+        do {                                                                                                \
+                if (cond)                                                                                   \
+                        names[n++] = (char *) (property);                                                   \
+        } while (false)
+
+        CHANGED(!ra_streq(b->node, d->devnode) && (b->node || d->devnode), "Node");
+        CHANGED(!ra_streq(b->identity, d->identity) && (b->identity || d->identity), "Identity");
+        CHANGED(b->size_bytes != d->attrs.size_bytes, "SizeBytes");
+        CHANGED(b->rotational != d->attrs.rotational, "Rotational");
+        CHANGED(b->removable != d->attrs.removable, "Removable");
+        CHANGED(!ra_streq(b->transport, d->attrs.transport) && (b->transport || d->attrs.transport),
+                "Transport");
+        CHANGED(b->read_ahead_kb != d->attrs.read_ahead_kb, "ReadAheadKB");
+        CHANGED(b->decision.kb != now->kb, "TargetKB");
+        CHANGED(b->decision.source != now->source, "Source");
+        CHANGED(strcmp(b->decision.reason, now->reason) != 0, "Reason");
+#undef CHANGED
+
+        if (n == 0)
+                return;
+        names[n] = NULL;
+        (void) sd_bus_emit_properties_changed_strv(m->bus, d->object_path, RA_BUS_DEVICE_INTERFACE, names);
+}
