@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "racontrol.h"
+
+static const struct {
+        const char *name;
+        int n_args; /* exactly this many arguments after the verb */
+        int (*run)(RcContext *c, char **args);
+        const char *args;
+        const char *summary;
+} verbs[] = {
+        { "status", 0, verb_status, "", "every managed disk, its value and why" },
+        { "show", 1, verb_show, "DEV", "one disk in full" },
+        { "set", 2, verb_set, "DEV KB [--runtime]", "pin DEV to KB KiB" },
+        { "auto", 1, verb_auto, "DEV", "clear a pin: radaemon decides again" },
+        { "reload", 0, verb_reload, "", "re-read the configuration" },
+        { "monitor", 0, verb_monitor, "", "print every change as it happens, until Ctrl-C" },
+};
+
+static void help(void) {
+        printf("Usage: racontrol [--json] [VERB [ARGS]]\n\n"
+               "Shows and steers radaemon, the block device readahead tuner, over D-Bus.\n\n"
+               "Verbs (the default is status):\n");
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                printf("  %-7s %-18s %s\n", verbs[i].name, verbs[i].args, verbs[i].summary);
+        printf("\nOptions:\n"
+               "  --json       print JSON a program can parse\n"
+               "  --runtime    with set: do not keep the pin across restarts\n"
+               "  -h, --help   show this help\n"
+               "  --version    show the version\n\n"
+               "Anyone may look; changing anything needs root. Exit status: 0 on success,\n"
+               "1 on failure, 2 on a usage error.\n");
+}
+
+/* Returns 1 to go on, 0 to exit successfully, RC_EXIT_USAGE on a bad option. */
+static int parse_argv(int argc, char *argv[], RcContext *c) {
+        enum { ARG_JSON = 0x100, ARG_RUNTIME, ARG_VERSION };
+        static const struct option options[] = {
+                { "json", no_argument, NULL, ARG_JSON },
+                { "runtime", no_argument, NULL, ARG_RUNTIME },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                {},
+        };
+        int opt;
+
+        opterr = 0;
+        while ((opt = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (opt) {
+                case ARG_JSON:
+                        c->json = true;
+                        break;
+                case ARG_RUNTIME:
+                        c->runtime = true;
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        puts(PACKAGE_STRING);
+                        return 0;
+                default:
+                        fprintf(stderr, "racontrol: unknown option '%s'; see racontrol --help\n",
+                                argv[optind - 1]);
+                        return RC_EXIT_USAGE;
+                }
+
+        return 1;
+}
+
+int main(int argc, char *argv[]) {
+        RcContext c = {};
+        const char *verb;
+        int n_args, r;
+
+        r = parse_argv(argc, argv, &c);
+        if (r != 1)
+                return r;
+
+        verb = optind < argc ? argv[optind] : "status";
+        n_args = optind < argc ? argc - optind - 1 : 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
+                if (strcmp(verbs[i].name, verb) != 0)
+                        continue;
+
+                if (n_args != verbs[i].n_args) {
+                        fprintf(stderr, "racontrol: %s takes %d argument%s; usage: racontrol %s %s\n", verb,
+                                verbs[i].n_args, verbs[i].n_args == 1 ? "" : "s", verb, verbs[i].args);
+                        return RC_EXIT_USAGE;
+                }
+                if (c.runtime && verbs[i].run != verb_set) {
+                        fprintf(stderr, "racontrol: --runtime only goes with set\n");
+                        return RC_EXIT_USAGE;
+                }
+
+                r = verbs[i].run(&c, argv + optind + (optind < argc ? 1 : 0));
+                sd_bus_flush_close_unref(c.bus);
+                return r;
+        }
+
+        fprintf(stderr, "racontrol: unknown verb '%s'; see racontrol --help\n", verb);
+        return RC_EXIT_USAGE;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+#include "ra-dbus.h"
+#include "ra-macro.h"
+
+/* What every verb gets: the options and a connection to the system bus. */
+typedef struct RcContext {
+        sd_bus *bus;
+        bool json;
+        bool runtime; /* set --runtime: the pin lasts until radaemon stops */
+} RcContext;
+
+/* Exit statuses, as racontrol(1) documents them. */
+#define RC_EXIT_FAILURE 1
+#define RC_EXIT_USAGE 2
+
+/* A verb gets its arguments after the verb name and returns an exit status. */
+int verb_status(RcContext *c, char **args);
+int verb_show(RcContext *c, char **args);
+int verb_set(RcContext *c, char **args);
+int verb_auto(RcContext *c, char **args);
+int verb_reload(RcContext *c, char **args);
+int verb_monitor(RcContext *c, char **args);
+
+/* --- rc-bus.c: talking to radaemon --------------------------------------- */
+
+/* A device as radaemon publishes it. */
+typedef struct RcDevice {
+        char *path;
+        char *name;
+        char *node;
+        char *identity;
+        char *transport;
+        char *source;
+        char *reason;
+        char *workload;
+        uint64_t size_bytes;
+        uint64_t read_bytes_per_sec;
+        uint64_t avg_read_request_bytes;
+        uint32_t read_ahead_kb;
+        uint32_t target_kb;
+        bool rotational;
+        bool removable;
+} RcDevice;
+
+void rc_device_clear(RcDevice *d);
+
+/*
+ * Connects to the system bus (DBUS_SYSTEM_BUS_ADDRESS, when set, says
+ * where). Verbs call it after checking their arguments, so a usage error
+ * never depends on the bus. Returns 0 or RC_EXIT_FAILURE, having said why.
+ */
+int rc_connect(RcContext *c);
+
+/* Every managed device, sorted by name, in one round trip. */
+int rc_get_devices(RcContext *c, RcDevice **ret, size_t *ret_n);
+/* One device by kernel name. */
+int rc_get_device(RcContext *c, const char *name, RcDevice *ret);
+/* The manager's Version and Mode. */
+int rc_get_manager(RcContext *c, char **ret_version, char **ret_mode);
+
+/*
+ * Reads one property of a device into d; returns 0 when the name is not a
+ * device property. Used for GetAll replies and PropertiesChanged signals.
+ */
+int rc_device_read_property(RcDevice *d, const char *property, sd_bus_message *m);
+
+/*
+ * Says in one line on stderr why a call failed: radaemon is not running, no
+ * such device, not permitted, bad value, or the bus's own message. Returns
+ * RC_EXIT_FAILURE.
+ */
+int rc_report_error(const char *what, const sd_bus_error *error, int r);
+
+/* --- rc-print.c: tables and JSON ----------------------------------------- */
+
+void rc_json_string(const char *s);
+/* One device as a JSON object. */
+void rc_json_device(const RcDevice *d);
+/* One device as "key: value" lines. */
+void rc_print_device(const RcDevice *d);

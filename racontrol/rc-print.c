@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "ra-util.h"
+#include "racontrol.h"
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+void rc_json_string(const char *s) {
+        putchar('"');
+        for (const unsigned char *p = (const unsigned char *) (s ?: ""); *p; p++)
+                switch (*p) {
+                case '"':
+                        fputs("\\\"", stdout);
+                        break;
+                case '\\':
+                        fputs("\\\\", stdout);
+                        break;
+                case '\n':
+                        fputs("\\n", stdout);
+                        break;
+                case '\t':
+                        fputs("\\t", stdout);
+                        break;
+                default:
+                        if (*p < 0x20 || *p == 0x7f)
+                                printf("\\u%04x", *p);
+                        else
+                                putchar(*p);
+                }
+        putchar('"');
+}
+
+static void json_key(const char *key, bool first) {
+        if (!first)
+                putchar(',');
+        rc_json_string(key);
+        putchar(':');
+}
+
+void rc_json_device(const RcDevice *d) {
+        putchar('{');
+        json_key("name", true);
+        rc_json_string(d->name);
+        json_key("node", false);
+        rc_json_string(d->node);
+        json_key("identity", false);
+        rc_json_string(d->identity);
+        json_key("size_bytes", false);
+        printf("%" PRIu64, d->size_bytes);
+        json_key("rotational", false);
+        fputs(d->rotational ? "true" : "false", stdout);
+        json_key("removable", false);
+        fputs(d->removable ? "true" : "false", stdout);
+        json_key("transport", false);
+        rc_json_string(d->transport);
+        json_key("read_ahead_kb", false);
+        printf("%" PRIu32, d->read_ahead_kb);
+        json_key("target_kb", false);
+        printf("%" PRIu32, d->target_kb);
+        json_key("source", false);
+        rc_json_string(d->source);
+        json_key("reason", false);
+        rc_json_string(d->reason);
+        json_key("read_bytes_per_sec", false);
+        printf("%" PRIu64, d->read_bytes_per_sec);
+        json_key("avg_read_request_bytes", false);
+        printf("%" PRIu64, d->avg_read_request_bytes);
+        json_key("workload", false);
+        rc_json_string(d->workload);
+        putchar('}');
+}
+
+void rc_print_device(const RcDevice *d) {
+        char size[RA_SIZE_MAX], rate[RA_SIZE_MAX], request[RA_SIZE_MAX];
+
+        printf("Device:        %s (%s)\n"
+               "Identity:      %s\n"
+               "Size:          %s\n"
+               "Rotational:    %s\n"
+               "Removable:     %s\n"
+               "Transport:     %s\n"
+               "ReadAhead:     %" PRIu32 " KiB in sysfs, %" PRIu32 " KiB wanted\n"
+               "Source:        %s\n"
+               "Reason:        %s\n"
+               "Workload:      %s, %s/s read, %s per request\n",
+               d->name, d->node ?: "", d->identity ?: "", ra_format_size(d->size_bytes, size),
+               d->rotational ? "yes" : "no", d->removable ? "yes" : "no", d->transport ?: "",
+               d->read_ahead_kb, d->target_kb, d->source ?: "", d->reason ?: "", d->workload ?: "",
+               ra_format_size(d->read_bytes_per_sec, rate),
+               ra_format_size(d->avg_read_request_bytes, request));
+}

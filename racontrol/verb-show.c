@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "racontrol.h"
+
+int verb_show(RcContext *c, char **args) {
+        RcDevice d;
+        int r;
+
+        r = rc_get_device(c, args[0], &d);
+        if (r != 0)
+                return r;
+
+        if (c->json) {
+                rc_json_device(&d);
+                putchar('\n');
+        } else
+                rc_print_device(&d);
+
+        rc_device_clear(&d);
+        return 0;
+}

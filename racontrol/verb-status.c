@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ra-util.h"
+#include "racontrol.h"
+
+static void print_table(const RcDevice *devices, size_t n, const char *mode) {
+        int width = (int) strlen("DEVICE");
+
+        for (size_t i = 0; i < n; i++)
+                if ((int) strlen(devices[i].name ?: "") > width)
+                        width = (int) strlen(devices[i].name);
+
+        printf("%-*s %10s %3s %7s %7s %-8s %s\n", width, "DEVICE", "SIZE", "ROT", "SYSFS", "TARGET",
+               "SOURCE", "REASON");
+        for (size_t i = 0; i < n; i++) {
+                const RcDevice *d = &devices[i];
+                char size[RA_SIZE_MAX], target[16] = "-";
+
+                if (d->target_kb > 0)
+                        (void) snprintf(target, sizeof(target), "%" PRIu32, d->target_kb);
+                printf("%-*s %10s %3s %7" PRIu32 " %7s %-8s %s\n", width, d->name,
+                       ra_format_size(d->size_bytes, size), d->rotational ? "yes" : "no", d->read_ahead_kb,
+                       target, d->source ?: "", d->reason ?: "");
+        }
+
+        if (n == 0)
+                printf("(radaemon manages no disk)\n");
+        if (strcmp(mode, "observe") == 0)
+                printf("\nradaemon is in observe mode: it decides and reports, but writes nothing.\n");
+}
+
+int verb_status(RcContext *c, char **args) {
+        _cleanup_free_ char *version = NULL, *mode = NULL;
+        RcDevice *devices = NULL;
+        size_t n = 0;
+        int r;
+
+        r = rc_get_manager(c, &version, &mode);
+        if (r != 0)
+                return r;
+        r = rc_get_devices(c, &devices, &n);
+        if (r != 0)
+                return r;
+
+        if (c->json) {
+                fputs("{\"version\":", stdout);
+                rc_json_string(version);
+                fputs(",\"mode\":", stdout);
+                rc_json_string(mode);
+                fputs(",\"devices\":[", stdout);
+                for (size_t i = 0; i < n; i++) {
+                        if (i > 0)
+                                putchar(',');
+                        rc_json_device(&devices[i]);
+                }
+                fputs("]}\n", stdout);
+        } else
+                print_table(devices, n, mode);
+
+        for (size_t i = 0; i < n; i++)
+                rc_device_clear(&devices[i]);
+        free(devices);
+        return 0;
+}
