@@ -1,0 +1,80 @@
+#!/bin/bash
+# Pins set with racontrol survive a daemon restart and a re-plug of the same
+# device (same backing file, another loop device); racontrol auto hands the
+# device back; --runtime pins last only until the daemon stops.
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+ra_setup
+ra_start_bus
+
+ra_new_loop tiny 505K
+tiny=$LOOP
+ra_new_loop big 64G
+big=$LOOP
+ra_set_rotational "$big" 1
+replug=$(python3 "$RA_SRCDIR/tests/loopdev.py" unused $((${big#loop} + 1)))
+udevadm settle
+ra_config <<CONF
+[daemon]
+devices = $tiny $big loop$replug
+state_dir = $T/state
+CONF
+ra_start_daemon
+prior_big=$(ra_kb "$big")
+
+# A persistent pin is on disk once racontrol returns.
+out=$("$RACONTROL" set "$tiny" 64) || ra_fail "racontrol set failed: $out"
+[[ $out == "$tiny: pinned to 64 KiB; the pin survives restarts and re-plugs." ]] || ra_fail "unexpected output: $out"
+[[ $(ra_kb "$tiny") == 64 ]] || ra_fail "$tiny is $(ra_kb "$tiny") KiB after set 64"
+grep -qx "device loop:$T/tiny.img pin=64" "$T/state/state" || ra_fail "the pin is not in the state file: $(cat "$T/state/state")"
+"$RACONTROL" show "$tiny" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["source"] == "pinned" and d["target_kb"] == 64 and d["read_ahead_kb"] == 64, d' ||
+	ra_fail "show does not report the pin"
+ra_ok "set: $tiny pinned to 64 KiB and stored"
+
+# A runtime pin is applied but not stored.
+"$RACONTROL" set "$big" 256 --runtime >/dev/null || ra_fail "set --runtime failed"
+[[ $(ra_kb "$big") == 256 ]] || ra_fail "$big is $(ra_kb "$big") KiB after set 256 --runtime"
+if grep -q "big.img" "$T/state/state"; then
+	ra_fail "a --runtime pin was stored"
+fi
+
+# Restart: the kernel's value is put back first, so only the daemon can restore the pin.
+ra_stop_daemon
+echo 2560 >"/sys/block/$tiny/queue/read_ahead_kb"
+echo 2560 >"/sys/block/$big/queue/read_ahead_kb"
+ra_start_daemon
+[[ $(ra_kb "$tiny") == 64 ]] || ra_fail "after a restart $tiny is $(ra_kb "$tiny") KiB, not the pinned 64"
+[[ $(ra_kb "$big") == "$prior_big" ]] || ra_fail "after a restart the --runtime pin on $big is still there"
+ra_ok "restart: the stored pin is back, the runtime pin is gone"
+
+# Re-plug: the same backing file on another loop device brings its pin along.
+ra_remove_loop "$tiny"
+ra_wait_log "^$tiny: removed"
+ra_new_loop tiny 505K "$replug"
+[[ $LOOP == "loop$replug" ]] || ra_fail "expected loop$replug, got $LOOP"
+ra_wait_kb "loop$replug" 64
+ra_ok "re-plug: the pin followed $T/tiny.img to loop$replug"
+
+# auto: back to radaemon's own value, and gone from the state file.
+out=$("$RACONTROL" auto "loop$replug") || ra_fail "racontrol auto failed: $out"
+ra_wait_kb "loop$replug" 4
+if grep -q "tiny.img" "$T/state/state"; then
+	ra_fail "the pin is still stored after auto"
+fi
+ra_stop_daemon
+echo 2560 >"/sys/block/loop$replug/queue/read_ahead_kb"
+ra_start_daemon
+[[ $(ra_kb "loop$replug") == 4 ]] || ra_fail "after auto and a restart loop$replug is $(ra_kb "loop$replug") KiB"
+ra_ok "auto: the pin is cleared for good"
+
+# The state file stays parseable and holds only what is pinned.
+"$RACONTROL" set "$big" 1024 >/dev/null || ra_fail "set failed"
+grep -v '^#' "$T/state/state" >"$T/state.lines"
+[[ $(cat "$T/state.lines") == "device loop:$T/big.img pin=1024" ]] || ra_fail "state file: $(cat "$T/state/state")"
+compgen -G "$T/state/.state.*" >/dev/null && ra_fail "a temporary state file was left behind"
+ra_ok "the state file holds exactly the stored pins"
+
+ra_stop_daemon

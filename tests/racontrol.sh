@@ -1,0 +1,76 @@
+#!/bin/bash
+# racontrol's own contract: one-line errors with exit status 1 when the
+# daemon or the bus is not there or a device is unknown, 2 for usage errors,
+# and the verbs that work without a device.
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+ra_setup
+
+# expect STATUS PATTERN racontrol-arguments...: one line on stderr, matching.
+expect() {
+	local want=$1 pattern=$2 rc=0
+	shift 2
+	"$RACONTROL" "$@" >"$T/out" 2>"$T/err" || rc=$?
+	((rc == want)) || ra_fail "racontrol $*: status $rc, want $want ($(cat "$T/err"))"
+	[[ $(wc -l <"$T/err") == 1 ]] || ra_fail "racontrol $*: not one line: $(cat "$T/err")"
+	grep -qE -- "$pattern" "$T/err" || ra_fail "racontrol $*: '$(cat "$T/err")' does not match /$pattern/"
+}
+
+# Usage errors: 2, before any bus is needed.
+export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$T/no-bus-here
+expect 2 "unknown verb 'frobnicate'" frobnicate
+expect 2 "show takes 1 argument; usage: racontrol show DEV" show
+expect 2 "set takes 2 arguments" set loop0
+expect 2 "unknown option '--bogus'" --bogus status
+expect 2 "--runtime only goes with set" status --runtime
+expect 2 "'12k' is not a size in KiB" set loop0 12k
+"$RACONTROL" --help | grep -q "^Usage: racontrol" || ra_fail "no help"
+"$RACONTROL" --version | grep -q "^radaemon " || ra_fail "no version"
+ra_ok "usage errors exit 2 with one line"
+
+# No bus, then a bus without the daemon: 1, and say which.
+expect 1 "cannot connect to the system bus" status
+ra_start_bus
+expect 1 "radaemon is not running" status
+expect 1 "radaemon is not running" monitor
+expect 1 "radaemon is not running" set loop0 64
+ra_ok "no bus and no daemon reported in one line"
+
+ra_new_loop tiny 505K
+tiny=$LOOP
+ra_config <<CONF
+[daemon]
+devices = $tiny
+state_dir = $T/state
+CONF
+ra_start_daemon
+expect 1 "no such device: radaemon manages no disk named 'sdzz'" show sdzz
+expect 1 "no such device" set sdzz 64
+expect 1 "no such device" auto sdzz
+expect 1 "bad value: $tiny: the value must be a multiple of 4 from 4 to 8192 KiB, not 6" set "$tiny" 6
+expect 1 "bad value: 99999999999 KiB is far too large" set "$tiny" 99999999999
+ra_ok "no such device and bad values reported in one line"
+
+# status is the default verb; reload reloads; --json everywhere is JSON.
+"$RACONTROL" >"$T/out" || ra_fail "racontrol with no verb failed"
+grep -q "^DEVICE " "$T/out" || ra_fail "no status table header: $(cat "$T/out")"
+grep -q "^$tiny " "$T/out" || ra_fail "$tiny is not in the status table: $(cat "$T/out")"
+[[ $("$RACONTROL" reload) == "Configuration reloaded." ]] || ra_fail "reload did not say so"
+ra_wait_log "Reload requested over D-Bus by uid 0"
+for verb in "status" "show $tiny" "set $tiny 16" "set $tiny 32 --runtime" "auto $tiny" "reload"; do
+	# shellcheck disable=SC2086 # verb is meant to split
+	"$RACONTROL" --json $verb | python3 -c 'import json, sys; json.load(sys.stdin)' ||
+		ra_fail "racontrol --json $verb is not JSON"
+done
+ra_ok "every verb's --json parses"
+
+# A bad configuration through reload: refused, exit 1, the daemon keeps the old one.
+ra_config <<CONF
+[daemon]
+devices = $tiny
+mode = never
+CONF
+expect 1 "The configuration is invalid" reload
+kill -0 "$DAEMON_PID" || ra_fail "the daemon died on a bad reload"
+ra_ok "a bad reload is refused"
+ra_stop_daemon
