@@ -34,11 +34,13 @@ typedef struct RaBounds {
  */
 void ra_bounds_override(RaBounds *b, uint32_t min_kb, uint32_t max_kb);
 
-/* What the configuration and the administrator say about one device. */
+/* What the configuration, the administrator and learning say about one device. */
 typedef struct RaSettings {
-        RaBounds bounds;    /* [policy] narrowed by matching [device:…] sections */
-        uint32_t pinned_kb; /* set over D-Bus; 0 when not pinned */
-        uint32_t config_kb; /* read_ahead_kb from the configuration; 0 when unset */
+        RaBounds bounds;            /* [policy] narrowed by matching [device:…] sections */
+        uint32_t pinned_kb;         /* set over D-Bus; 0 when not pinned */
+        uint32_t config_kb;         /* read_ahead_kb from the configuration; 0 when unset */
+        uint32_t learned_kb;        /* from what the device did (ra-adapt); 0 when nothing learned */
+        const char *learned_reason; /* one sentence, with learned_kb */
 } RaSettings;
 
 #define RA_REASON_MAX 256
@@ -68,7 +70,8 @@ RaBounds ra_policy_bounds(const RaDeviceAttrs *a, const RaSettings *s);
 
 /*
  * The value radaemon wants for a device: a pin where there is one (D-Bus,
- * then udev, then configuration), the prior otherwise, within the bounds of
- * the configuration and the RADAEMON_MIN_KB/RADAEMON_MAX_KB properties.
+ * then udev, then configuration), else what was learned, else the prior;
+ * the last two within the bounds of the configuration and the
+ * RADAEMON_MIN_KB/RADAEMON_MAX_KB properties.
  */
 void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *ret);

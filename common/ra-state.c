@@ -70,6 +70,12 @@ uint32_t ra_state_pin(const RaState *s, const char *identity) {
         return e->runtime_pin_kb > 0 ? e->runtime_pin_kb : e->pin_kb;
 }
 
+uint32_t ra_state_learned(const RaState *s, const char *identity) {
+        const RaStateEntry *e = identity ? ra_state_find(s, identity) : NULL;
+
+        return e ? e->learned_kb : 0;
+}
+
 static bool needs_escape(unsigned char c) {
         return c <= ' ' || c >= 0x7f || c == '\\';
 }
@@ -146,7 +152,7 @@ static int add_error(char ***errors, unsigned line, const char *format, ...) {
 static int parse_line(RaState *s, char *line, const char **ret_error) {
         _cleanup_free_ char *identity = NULL;
         const char *blanks = " \t";
-        uint32_t pin_kb = 0;
+        uint32_t pin_kb = 0, learned_kb = 0;
         RaStateEntry *e;
         char *word, *save = NULL;
         int r;
@@ -169,6 +175,11 @@ static int parse_line(RaState *s, char *line, const char **ret_error) {
                                 *ret_error = "pin= is not a valid size in KiB";
                                 return -EINVAL;
                         }
+                } else if (strncmp(word, "learned=", 8) == 0) {
+                        if (ra_parse_u32(word + 8, &learned_kb) < 0 || !ra_kb_is_valid(learned_kb)) {
+                                *ret_error = "learned= is not a valid size in KiB";
+                                return -EINVAL;
+                        }
                 } else {
                         *ret_error = "unknown key";
                         return -EINVAL;
@@ -184,6 +195,7 @@ static int parse_line(RaState *s, char *line, const char **ret_error) {
         if (r < 0)
                 return r;
         e->pin_kb = pin_kb;
+        e->learned_kb = learned_kb;
         return 0;
 }
 
@@ -272,19 +284,24 @@ int ra_state_format(const RaState *s, char **ret) {
         if (!f)
                 return -ENOMEM;
 
-        if (fputs("# radaemon state: pins per device identity. Written by radaemon.\n", f) == EOF)
+        if (fputs("# radaemon state: pins and learned values per device identity. Written by radaemon.\n",
+                  f) == EOF)
                 r = -EIO;
 
         for (size_t i = 0; r == 0 && i < s->n_entries; i++) {
                 const RaStateEntry *e = &s->entries[i];
 
-                if (e->pin_kb == 0)
+                if (e->pin_kb == 0 && e->learned_kb == 0)
                         continue;
                 if (fputs("device ", f) == EOF)
                         r = -EIO;
                 if (r == 0)
                         r = escape_identity(e->identity, f);
-                if (r == 0 && fprintf(f, " pin=%" PRIu32 "\n", e->pin_kb) < 0)
+                if (r == 0 && e->pin_kb > 0 && fprintf(f, " pin=%" PRIu32, e->pin_kb) < 0)
+                        r = -EIO;
+                if (r == 0 && e->learned_kb > 0 && fprintf(f, " learned=%" PRIu32, e->learned_kb) < 0)
+                        r = -EIO;
+                if (r == 0 && fputc('\n', f) == EOF)
                         r = -EIO;
         }
 

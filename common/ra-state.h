@@ -7,11 +7,12 @@
 #include "ra-macro.h"
 
 /*
- * What radaemon remembers about a device across restarts and re-plugs, keyed
+ * What radaemon remembers about a device across restarts and re-plugs (pins,
+ * and what it learned from the device's reads), keyed
  * by its stable identity (see ra_device_identity()). The file is text, one
  * device a line:
  *
- *     device loop:/srv/disk\x20one.img pin=1024
+ *     device loop:/srv/disk\x20one.img pin=1024 learned=2048
  *
  * Identities are escaped: bytes outside printable ASCII, blanks and "\" are
  * written as \xHH. Lines starting with "#" are comments.
@@ -23,6 +24,7 @@ typedef struct RaStateEntry {
         char *identity;
         uint32_t pin_kb;         /* a pin that survives restarts; 0: none */
         uint32_t runtime_pin_kb; /* a pin for this run of the daemon only; never stored */
+        uint32_t learned_kb;     /* what the adaptive policy learned; 0: nothing */
 } RaStateEntry;
 
 typedef struct RaState {
@@ -58,3 +60,6 @@ int ra_state_ensure(RaState *s, const char *identity, RaStateEntry **ret);
 
 /* The pin in force for identity: this run's, else the stored one; 0 for none. */
 uint32_t ra_state_pin(const RaState *s, const char *identity);
+
+/* What was learned for identity; 0 for nothing. */
+uint32_t ra_state_learned(const RaState *s, const char *identity);

@@ -209,6 +209,40 @@ START_TEST(test_decide_precedence) {
 }
 END_TEST
 
+/* What was learned beats the prior, a pin beats what was learned, bounds hold it. */
+START_TEST(test_decide_learned) {
+        RaDeviceAttrs a = { .size_bytes = 22 * GB, .transport = "ata" };
+        RaSettings s = { .bounds = default_bounds,
+                         .learned_kb = 2048,
+                         .learned_reason = "Measured faster." };
+        RaDecision d;
+
+        ra_policy_decide(&a, &s, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_LEARNED);
+        ck_assert_uint_eq(d.kb, 2048);
+        ck_assert_str_eq(d.reason, "Measured faster.");
+
+        /* Above the prior's size cap (256 KiB for 22 GB): size is not a cap for learning. */
+        ck_assert_uint_gt(d.kb, ra_policy_size_cap_kb(a.size_bytes));
+
+        a.max_kb = 1024;
+        ra_policy_decide(&a, &s, &d);
+        ck_assert_uint_eq(d.kb, 1024);
+        ck_assert_ptr_nonnull(strstr(d.reason, "held within 4 to 1024 KiB"));
+        assert_one_sentence(d.reason);
+
+        s.config_kb = 64;
+        ra_policy_decide(&a, &s, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_CONFIG);
+
+        /* No medium: nothing to decide, whatever was learned. */
+        a = (RaDeviceAttrs){ .size_bytes = 0 };
+        s.config_kb = 0;
+        ra_policy_decide(&a, &s, &d);
+        ck_assert_uint_eq(d.kb, 0);
+}
+END_TEST
+
 /* RADAEMON_MAX_KB from a udev rule bounds the automatic value. */
 START_TEST(test_decide_udev_bounds) {
         RaDeviceAttrs a = { .size_bytes = 4 * TB, .rotational = true, .max_kb = 64 };
@@ -249,6 +283,7 @@ int main(void) {
         tcase_add_test(tc, test_bounds_override);
         tcase_add_test(tc, test_decide_precedence);
         tcase_add_test(tc, test_decide_udev_bounds);
+        tcase_add_test(tc, test_decide_learned);
         tcase_add_test(tc, test_source_names);
         suite_add_tcase(s, tc);
 

@@ -30,20 +30,28 @@ START_TEST(test_round_trip) {
         e->pin_kb = 1024;
         ck_assert_int_eq(ra_state_ensure(s, odd, &e), 0);
         e->pin_kb = 64;
+        e->learned_kb = 2048;
+        /* Learned only: stored too, for the next plug. */
+        ck_assert_int_eq(ra_state_ensure(s, "serial:learned-only", &e), 0);
+        e->learned_kb = 512;
         /* Runtime pins and entries without a pin are not written. */
         ck_assert_int_eq(ra_state_ensure(s, "serial:runtime-only", &e), 0);
         e->runtime_pin_kb = 256;
 
         ck_assert_int_eq(ra_state_format(s, &text), 0);
         ck_assert_ptr_nonnull(strstr(text, "device wwn:0x5000c500a1b2c3d4 pin=1024\n"));
-        ck_assert_ptr_nonnull(
-                strstr(text, "device loop:/srv/my\\x20disk\\x5ctone\\x7f\\xc3\\xa9.img pin=64\n"));
+        ck_assert_ptr_nonnull(strstr(
+                text, "device loop:/srv/my\\x20disk\\x5ctone\\x7f\\xc3\\xa9.img pin=64 learned=2048\n"));
+        ck_assert_ptr_nonnull(strstr(text, "device serial:learned-only learned=512\n"));
         ck_assert_ptr_null(strstr(text, "runtime-only"));
 
         back = parse(text, 0, &errors);
-        ck_assert_uint_eq(back->n_entries, 2);
+        ck_assert_uint_eq(back->n_entries, 3);
         ck_assert_uint_eq(ra_state_pin(back, "wwn:0x5000c500a1b2c3d4"), 1024);
         ck_assert_uint_eq(ra_state_pin(back, odd), 64);
+        ck_assert_uint_eq(ra_state_learned(back, odd), 2048);
+        ck_assert_uint_eq(ra_state_learned(back, "serial:learned-only"), 512);
+        ck_assert_uint_eq(ra_state_pin(back, "serial:learned-only"), 0);
         ck_assert_uint_eq(ra_state_pin(back, "serial:runtime-only"), 0);
 }
 END_TEST
@@ -94,6 +102,19 @@ START_TEST(test_bad_lines) {
         ck_assert_uint_eq(s->n_entries, 2);
         ck_assert_uint_eq(ra_state_pin(s, "name:good1"), 64);
         ck_assert_uint_eq(ra_state_pin(s, "name:good2"), 8192);
+}
+END_TEST
+
+START_TEST(test_bad_learned) {
+        _cleanup_(ra_state_freep) RaState *s = NULL;
+        _cleanup_(ra_strv_freep) char **errors = NULL;
+
+        s = parse("device name:a learned=0\ndevice name:b learned=6\ndevice name:c learned=8 pin=64\n",
+                  -EINVAL, &errors);
+        ck_assert_uint_eq(ra_strv_length(errors), 2);
+        ck_assert_str_eq(errors[0], "line 1: learned= is not a valid size in KiB");
+        ck_assert_uint_eq(ra_state_learned(s, "name:c"), 8);
+        ck_assert_uint_eq(ra_state_pin(s, "name:c"), 64);
 }
 END_TEST
 
@@ -171,6 +192,7 @@ int main(void) {
         tcase_add_test(tc, test_round_trip);
         tcase_add_test(tc, test_runtime_pin_wins);
         tcase_add_test(tc, test_bad_lines);
+        tcase_add_test(tc, test_bad_learned);
         tcase_add_test(tc, test_nul_and_no_newline);
         tcase_add_test(tc, test_save_load);
         tcase_add_test(tc, test_save_fails_cleanly);

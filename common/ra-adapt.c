@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ra-adapt.h"
+#include "ra-util.h"
+
+/* Fewer reads than this in an interval is idle: nothing to learn from. */
+#define IDLE_REQUESTS 4
+/* A step up must read this much faster to be kept... */
+#define GAIN_UP 1.10
+/* ...and the smallest window within this share of the fastest is chosen. */
+#define GAIN_TIE 0.95
+/* Exploring up multiplies the window by this, and starts from at least the kernel default. */
+#define STEP_UP 4u
+#define STEP_UP_FROM_KB 128u
+/* Requests at least this share of the window (or of the largest request) fill it. */
+#define WINDOW_BOUND 0.6
+
+static const char *const workload_names[_RA_WORKLOAD_MAX] = {
+        [RA_WORKLOAD_IDLE] = "idle",
+        [RA_WORKLOAD_SEQUENTIAL] = "sequential",
+        [RA_WORKLOAD_RANDOM] = "random",
+        [RA_WORKLOAD_MIXED] = "mixed",
+};
+
+const char *ra_workload_to_string(RaWorkload w) {
+        return w >= 0 && w < _RA_WORKLOAD_MAX ? workload_names[w] : NULL;
+}
+
+uint32_t ra_adapt_size_cap_kb(uint64_t size_bytes) {
+        uint64_t kb = size_bytes / 1024 / 128;
+
+        kb -= kb % 4;
+        if (kb < RA_KB_MIN)
+                return RA_KB_MIN;
+        return kb > RA_KB_LIMIT ? RA_KB_LIMIT : (uint32_t) kb;
+}
+
+/* The largest request a window of window_kb makes. */
+static double request_limit_kb(uint32_t window_kb, uint32_t max_sectors_kb) {
+        return max_sectors_kb > 0 && max_sectors_kb < window_kb ? max_sectors_kb : window_kb;
+}
+
+RaWorkload ra_adapt_classify(const RaObservation *o, uint32_t max_sectors_kb) {
+        double reads = o->rates.read_iops * o->rates.seconds;
+        double window = (double) o->window_kb * 1024;
+
+        if (reads < IDLE_REQUESTS)
+                return RA_WORKLOAD_IDLE;
+
+        if (o->traced && o->trace.requests >= IDLE_REQUESTS) {
+                const RaTraceSummary *t = &o->trace;
+                double jump_ratio = (double) t->jumps / (double) t->requests;
+                double run = t->jumps > 0 ? (double) t->bytes / (double) t->jumps : INFINITY;
+
+                /*
+                 * Streams rarely jump. Random reads jump at every request, or, as
+                 * mmap read-around, once per window split into several requests.
+                 */
+                if (t->jumps == 0)
+                        return RA_WORKLOAD_SEQUENTIAL;
+                if (jump_ratio >= 0.5 || run <= 2 * window)
+                        return RA_WORKLOAD_RANDOM;
+                if (run >= 4 * window)
+                        return RA_WORKLOAD_SEQUENTIAL;
+                return RA_WORKLOAD_MIXED;
+        }
+
+        /*
+         * The counters alone: requests well below the window mean small
+         * random reads that readahead does not touch. Window-sized requests
+         * may be a stream or read-around: no telling which.
+         */
+        if (o->rates.avg_read_request_bytes <= 64 * 1024 &&
+            o->rates.avg_read_request_bytes < request_limit_kb(o->window_kb, max_sectors_kb) * 1024 / 2)
+                return RA_WORKLOAD_RANDOM;
+        return RA_WORKLOAD_MIXED;
+}
+
+static RaPerf *perf_find(RaModel *m, uint32_t kb) {
+        for (size_t i = 0; i < m->n_perf; i++)
+                if (m->perf[i].kb == kb)
+                        return &m->perf[i];
+        return NULL;
+}
+
+static void perf_record(RaModel *m, uint32_t kb, double bytes_per_sec) {
+        RaPerf *p = perf_find(m, kb);
+
+        if (!p) {
+                /* Full: forget the least measured window. */
+                if (m->n_perf == RA_ADAPT_PERF_SLOTS) {
+                        p = &m->perf[0];
+                        for (size_t i = 1; i < m->n_perf; i++)
+                                if (m->perf[i].samples < p->samples)
+                                        p = &m->perf[i];
+                } else
+                        p = &m->perf[m->n_perf++];
+                *p = (RaPerf){ .kb = kb };
+        }
+
+        if (bytes_per_sec > p->bytes_per_sec)
+                p->bytes_per_sec = bytes_per_sec;
+        p->samples++;
+}
+
+/* The smallest judged window that reads within GAIN_TIE of the fastest judged one. */
+static const RaPerf *perf_best(const RaModel *m) {
+        const RaPerf *best = NULL;
+        double fastest = 0;
+
+        for (size_t i = 0; i < m->n_perf; i++)
+                if (m->perf[i].samples >= RA_ADAPT_SAMPLES && m->perf[i].bytes_per_sec > fastest)
+                        fastest = m->perf[i].bytes_per_sec;
+
+        for (size_t i = 0; i < m->n_perf; i++)
+                if (m->perf[i].samples >= RA_ADAPT_SAMPLES &&
+                    m->perf[i].bytes_per_sec >= GAIN_TIE * fastest && (!best || m->perf[i].kb < best->kb))
+                        best = &m->perf[i];
+        return best;
+}
+
+static bool perf_has_above(const RaModel *m, uint32_t kb) {
+        for (size_t i = 0; i < m->n_perf; i++)
+                if (m->perf[i].kb > kb)
+                        return true;
+        return false;
+}
+
+static uint32_t clamp_to_limits(uint32_t kb, const RaAdaptLimits *l) {
+        uint32_t hi = l->bounds.max_kb < l->size_cap_kb ? l->bounds.max_kb : l->size_cap_kb;
+
+        if (kb > hi)
+                kb = hi;
+        if (kb < l->bounds.min_kb)
+                kb = l->bounds.min_kb;
+        kb -= kb % 4;
+        return kb < RA_KB_MIN ? RA_KB_MIN : kb;
+}
+
+static void set_reason(char reason[static RA_REASON_MAX], const char *format, ...) _printf_(2, 3);
+static void set_reason(char reason[static RA_REASON_MAX], const char *format, ...) {
+        va_list ap;
+
+        va_start(ap, format);
+        (void) vsnprintf(reason, RA_REASON_MAX, format, ap);
+        va_end(ap);
+}
+
+/* Random access: shrink only where read-around wastes (requests as large as the window). */
+static uint32_t random_target(const RaObservation *o, const RaAdaptLimits *l,
+                              char reason[static RA_REASON_MAX]) {
+        const RaTraceSummary *t = &o->trace;
+        uint32_t target = clamp_to_limits(RA_KB_MIN, l);
+
+        if (!o->traced || o->window_kb <= target ||
+            t->request_kb < request_limit_kb(o->window_kb, l->max_sectors_kb) / 2)
+                return 0;
+
+        set_reason(reason,
+                   "Random reads dominate (a jump every %" PRIu64 " KiB) and each one reads a whole %" PRIu32
+                   " KiB window around it, so %" PRIu32 " KiB wastes least.",
+                   t->bytes / 1024 / (t->jumps ? t->jumps : 1), o->window_kb, target);
+        return target;
+}
+
+static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAdaptLimits *l,
+                                  char reason[static RA_REASON_MAX]) {
+        uint32_t cur = o->window_kb, ceiling = clamp_to_limits(RA_KB_LIMIT, l), next;
+        const RaPerf *here = perf_find(m, cur), *best;
+
+        /* Not enough read yet by streams opened under this window: wait for them. */
+        if (!here || here->samples < RA_ADAPT_SAMPLES)
+                return 0;
+
+        best = perf_best(m);
+        if (best && best->kb > cur && best->bytes_per_sec >= GAIN_UP * here->bytes_per_sec) {
+                set_reason(reason,
+                           "Sequential reads ran %.0f%% faster with %" PRIu32 " KiB than with %" PRIu32
+                           " KiB.",
+                           (best->bytes_per_sec / here->bytes_per_sec - 1) * 100, best->kb, cur);
+                return clamp_to_limits(best->kb, l);
+        }
+        if (best && best->kb < cur) {
+                set_reason(reason,
+                           "Bigger requests stopped paying: %" PRIu32 " KiB read as fast as %" PRIu32
+                           " KiB (%.0f%%), so the smaller window stays.",
+                           best->kb, cur, best->bytes_per_sec / here->bytes_per_sec * 100);
+                return clamp_to_limits(best->kb, l);
+        }
+
+        /* Every request as large as the window allows: larger ones may cost fewer commands. */
+        if (o->trace.request_kb < WINDOW_BOUND * request_limit_kb(cur, l->max_sectors_kb) ||
+            cur >= ceiling || perf_has_above(m, cur))
+                return 0;
+
+        next = cur * STEP_UP < STEP_UP_FROM_KB ? STEP_UP_FROM_KB : cur * STEP_UP;
+        next = clamp_to_limits(next, l);
+        if (next <= cur)
+                return 0;
+
+        set_reason(reason,
+                   "Sequential reads fill every %" PRIu32
+                   " KiB request the window allows (%.1f MB/s), so %" PRIu32
+                   " KiB is tried for fewer, larger commands.",
+                   o->trace.request_kb, here->bytes_per_sec / 1e6, next);
+        return next;
+}
+
+/* See the header: intervals read by streams opened under the window. */
+static void credit_throughput(RaModel *m, RaWorkload c, const RaObservation *o) {
+        if (c == RA_WORKLOAD_SEQUENTIAL && o->traced && o->trace.window_bytes * 10 >= o->trace.bytes * 9)
+                perf_record(m, o->window_kb, o->rates.read_bytes_per_sec);
+}
+
+bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l) {
+        RaWorkload c = ra_adapt_classify(o, l->max_sectors_kb);
+        char reason[RA_REASON_MAX] = "";
+        uint32_t target = 0;
+
+        m->workload = c;
+        if (c == RA_WORKLOAD_IDLE) {
+                m->pending_count = 0;
+                return false;
+        }
+
+        if (c != m->pending) {
+                m->pending = c;
+                m->pending_count = 0;
+        }
+        m->pending_count++;
+        m->since_change++;
+
+        credit_throughput(m, c, o);
+
+        if (m->pending_count < RA_ADAPT_CONFIRM || m->since_change < RA_ADAPT_DWELL)
+                return false;
+
+        if (c == RA_WORKLOAD_RANDOM)
+                target = random_target(o, l, reason);
+        else if (c == RA_WORKLOAD_SEQUENTIAL && o->traced)
+                target = sequential_target(m, o, l, reason);
+
+        if (target == 0 || target == o->window_kb || target == m->learned_kb)
+                return false;
+
+        m->learned_kb = target;
+        memcpy(m->reason, reason, sizeof(m->reason));
+        m->since_change = 0;
+        return true;
+}
+
+void ra_adapt_restore(RaModel *m, uint32_t learned_kb) {
+        m->learned_kb = learned_kb;
+        set_reason(m->reason, "Learned from this device's reads before: %" PRIu32 " KiB.", learned_kb);
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ra-policy.h"
+#include "ra-stats.h"
+#include "ra-trace.h"
+
+/*
+ * The adaptive policy: pure, like the prior. It is fed one observation per
+ * sampling interval and moves a device's learned window toward what reads
+ * faster:
+ *
+ *  - random access dominates (requests do not follow each other, and each
+ *    read-around is a whole window wasted on mmap faults): a small window;
+ *  - sequential streams fill every request the window allows: a window four
+ *    times larger is tried, and kept while throughput measurably improves
+ *    (10 %); where bigger requests stop paying, the smallest window within
+ *    5 % of the fastest measured stays.
+ *
+ * A file takes the device's window when it is opened, so a new window shows
+ * only in streams opened afterwards. Throughput is therefore credited to a
+ * window only for intervals read (nearly) all by streams that started under
+ * it (the tracer knows each stream's start), and a window is judged by the
+ * best of RA_ADAPT_SAMPLES or more such intervals: one that a stream began or
+ * ended in reads less than the device can. Nothing moves until the window in
+ * force has been judged. Without the
+ * block tracepoints the counters cannot tell a sequential stream from random
+ * read-around (both make window-sized requests), and the policy keeps the
+ * value it has.
+ *
+ * Hysteresis: a workload class must hold for RA_ADAPT_CONFIRM busy intervals
+ * and a change must be RA_ADAPT_DWELL intervals old before the next.
+ */
+
+#define RA_ADAPT_CONFIRM 3
+#define RA_ADAPT_DWELL 3
+#define RA_ADAPT_SAMPLES 2
+#define RA_ADAPT_PERF_SLOTS 16
+
+typedef enum RaWorkload {
+        RA_WORKLOAD_IDLE,
+        RA_WORKLOAD_SEQUENTIAL,
+        RA_WORKLOAD_RANDOM,
+        RA_WORKLOAD_MIXED,
+        _RA_WORKLOAD_MAX,
+} RaWorkload;
+
+const char *ra_workload_to_string(RaWorkload w);
+
+/* One sampling interval of one device. */
+typedef struct RaObservation {
+        RaRates rates; /* from /sys/block/<dev>/stat */
+        bool traced;   /* trace holds what the tracepoint saw */
+        RaTraceSummary trace;
+        uint32_t window_kb; /* read_ahead_kb during the interval */
+} RaObservation;
+
+/* What bounds the learned window of a device. */
+typedef struct RaAdaptLimits {
+        RaBounds bounds;
+        uint32_t size_cap_kb;    /* see ra_adapt_size_cap_kb() */
+        uint32_t max_sectors_kb; /* the largest request the device takes; 0: unknown */
+} RaAdaptLimits;
+
+/*
+ * Learning never gives a device a window larger than 1/128 of it, so a
+ * probe of a small stick never reads a large share of it; unlike the prior's
+ * cap this grows with size itself, so a 22 GB device can learn 2 MiB.
+ */
+uint32_t ra_adapt_size_cap_kb(uint64_t size_bytes);
+
+/* Sequential throughput seen with one window: the best interval of samples. */
+typedef struct RaPerf {
+        uint32_t kb;
+        double bytes_per_sec;
+        unsigned samples;
+} RaPerf;
+
+typedef struct RaModel {
+        uint32_t learned_kb; /* 0: nothing learned; the prior stands */
+        char reason[RA_REASON_MAX];
+        RaWorkload workload; /* the latest interval's class, for reports */
+
+        RaWorkload pending; /* the class being confirmed */
+        unsigned pending_count;
+        unsigned since_change; /* busy intervals since learned_kb changed */
+
+        RaPerf perf[RA_ADAPT_PERF_SLOTS];
+        size_t n_perf;
+} RaModel;
+
+RaWorkload ra_adapt_classify(const RaObservation *o, uint32_t max_sectors_kb);
+
+/*
+ * Feeds one interval. Returns true when learned_kb changed, with reason set
+ * to one sentence on why.
+ */
+bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *limits);
+
+/* Starts from a value learned before (a re-plug, a restart). */
+void ra_adapt_restore(RaModel *m, uint32_t learned_kb);

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The adaptive policy against simulated devices. A device costs a fixed time
+ * per command plus its bytes over the media bandwidth. A file takes the window
+ * in force when it is opened, as the kernel does, and the workload opens its
+ * file again every few intervals. Sequential streams read in requests of the
+ * window (up to the device's largest request); random mmap faults read a whole
+ * window around each fault, and the work done is the number of faults.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "ra-adapt.h"
+#include "test-helpers.h"
+
+typedef struct SimDevice {
+        const char *name;
+        double command_s;
+        double bytes_per_s;
+        uint32_t max_sectors_kb;
+        uint64_t size_bytes;
+} SimDevice;
+
+static const SimDevice costly_ssd = { "SSD behind a heavy controller", 1.0 / 400, 300e6, 1280, 22000000000 };
+static const SimDevice hdd = { "HDD", 1.0 / 150, 180e6, 1280, UINT64_C(4000000000000) };
+static const SimDevice usb_stick = { "USB stick", 1.0 / 100, 30e6, 120, UINT64_C(8) << 30 };
+static const SimDevice nvme = { "NVMe", 1.0 / 50000, 2e9, 128, UINT64_C(1000000000000) };
+static const SimDevice tiny = { "505 KiB stick", 1.0 / 4, 15e3, 120, 505 * 1024 };
+
+typedef enum SimWorkload { SEQUENTIAL, RANDOM_MMAP, IDLE } SimWorkload;
+
+/* Deterministic noise in [-amplitude, +amplitude]. */
+static double noise(unsigned *seed, double amplitude) {
+        *seed = *seed * 1103515245u + 12345u;
+        return amplitude * ((double) ((*seed >> 8) & 0xffff) / 32767.5 - 1);
+}
+
+static double request_kb(const SimDevice *d, uint32_t window_kb) {
+        return window_kb < d->max_sectors_kb ? window_kb : d->max_sectors_kb;
+}
+
+/* Bytes per second a sequential stream reads with this window. */
+static double sequential_rate(const SimDevice *d, uint32_t window_kb) {
+        double s = request_kb(d, window_kb) * 1024;
+
+        return s / (d->command_s + s / d->bytes_per_s);
+}
+
+/* Faults per second random mmap reads serve with this window. */
+static double fault_rate(const SimDevice *d, uint32_t window_kb) {
+        double requests = ceil(window_kb / request_kb(d, window_kb));
+
+        return 1 / (requests * d->command_s + window_kb * 1024.0 / d->bytes_per_s);
+}
+
+static double best_over_windows(const SimDevice *d, double (*score)(const SimDevice *, uint32_t)) {
+        double best = 0;
+
+        for (uint32_t kb = 4; kb <= 8192; kb *= 2)
+                if (score(d, kb) > best)
+                        best = score(d, kb);
+        return best;
+}
+
+/* One interval of the workload, read with the window the file was opened with. */
+static void observe(const SimDevice *d, SimWorkload w, uint32_t opened_kb, uint32_t window_kb, bool reopened,
+                    bool traced, unsigned *seed, RaObservation *ret) {
+        double jitter = 1 + noise(seed, 0.05);
+
+        *ret = (RaObservation){ .rates.seconds = 1, .traced = traced, .window_kb = window_kb };
+        if (w == IDLE)
+                return;
+
+        if (w == SEQUENTIAL) {
+                double rate = sequential_rate(d, opened_kb) * jitter;
+                double s = request_kb(d, opened_kb) * 1024;
+
+                ret->rates.read_bytes_per_sec = rate;
+                ret->rates.read_iops = rate / s;
+                ret->trace.jumps = reopened;
+        } else {
+                double faults = fault_rate(d, opened_kb) * jitter;
+                double per_fault = ceil(opened_kb / request_kb(d, opened_kb));
+
+                ret->rates.read_bytes_per_sec = faults * opened_kb * 1024;
+                ret->rates.read_iops = faults * per_fault;
+                ret->trace.jumps = (uint64_t) faults;
+        }
+
+        ret->rates.avg_read_request_bytes = ret->rates.read_bytes_per_sec / ret->rates.read_iops;
+        ret->trace.requests = (uint64_t) ret->rates.read_iops;
+        ret->trace.bytes = (uint64_t) ret->rates.read_bytes_per_sec;
+        ret->trace.request_kb = (uint32_t) request_kb(d, opened_kb);
+        if (opened_kb == window_kb)
+                ret->trace.window_bytes = ret->trace.bytes;
+}
+
+typedef struct SimRun {
+        uint32_t window_kb; /* at the end */
+        unsigned changes;
+        unsigned last_change;  /* interval of the last change */
+        unsigned converged_at; /* first interval from which the score stays within 10 % */
+} SimRun;
+
+typedef struct SimPhase {
+        SimWorkload workload;
+        unsigned intervals;
+} SimPhase;
+
+/*
+ * Runs phases of workloads against the policy, the file reopened every
+ * reopen_every intervals, starting from start_kb. score_check, if set, is
+ * evaluated at the end of the last phase.
+ */
+static SimRun simulate(const SimDevice *d, const SimPhase *phases, size_t n_phases, unsigned reopen_every,
+                       uint32_t start_kb, const RaAdaptLimits *limits, bool traced) {
+        RaModel m = {};
+        SimRun run = { .window_kb = start_kb };
+        unsigned seed = 42, t = 0;
+        uint32_t opened = start_kb;
+
+        for (size_t p = 0; p < n_phases; p++)
+                for (unsigned i = 0; i < phases[p].intervals; i++, t++) {
+                        bool reopened = t % reopen_every == 0;
+                        RaObservation o;
+
+                        if (reopened)
+                                opened = run.window_kb;
+                        observe(d, phases[p].workload, opened, run.window_kb, reopened, traced, &seed, &o);
+                        if (ra_adapt_update(&m, &o, limits)) {
+                                run.window_kb = m.learned_kb;
+                                run.changes++;
+                                run.last_change = t;
+                                ck_assert_msg(m.reason[0] && m.reason[strlen(m.reason) - 1] == '.',
+                                              "no reason for %u KiB", m.learned_kb);
+                        }
+                }
+        return run;
+}
+
+static RaAdaptLimits limits_for(const SimDevice *d) {
+        return (RaAdaptLimits){
+                .bounds = { 4, 8192 },
+                .size_cap_kb = ra_adapt_size_cap_kb(d->size_bytes),
+                .max_sectors_kb = d->max_sectors_kb,
+        };
+}
+
+/* Sequential streams: within 10 % of the best fixed window, soon, and then still. */
+static void check_sequential(const SimDevice *d, uint32_t start_kb) {
+        const SimPhase phase = { SEQUENTIAL, 300 };
+        RaAdaptLimits l = limits_for(d);
+        SimRun run = simulate(d, &phase, 1, 5, start_kb, &l, true);
+        double best = best_over_windows(d, sequential_rate), got = sequential_rate(d, run.window_kb);
+
+        ck_assert_msg(got >= 0.9 * best, "%s: %u KiB reads %.1f MB/s, the best fixed value %.1f MB/s",
+                      d->name, run.window_kb, got / 1e6, best / 1e6);
+        ck_assert_msg(run.last_change < 80, "%s: still changing at interval %u", d->name, run.last_change);
+        ck_assert_msg(run.changes <= 6, "%s: %u changes", d->name, run.changes);
+}
+
+START_TEST(test_sequential_costly_ssd) {
+        check_sequential(&costly_ssd, 128);
+}
+END_TEST
+
+START_TEST(test_sequential_hdd) {
+        check_sequential(&hdd, 1024);
+}
+END_TEST
+
+START_TEST(test_sequential_usb_stick) {
+        check_sequential(&usb_stick, 128);
+}
+END_TEST
+
+START_TEST(test_sequential_nvme) {
+        check_sequential(&nvme, 128);
+}
+END_TEST
+
+/* Starting far too high, a fast device comes down to what pays. */
+START_TEST(test_sequential_from_too_big) {
+        const SimPhase phase = { SEQUENTIAL, 300 };
+        RaAdaptLimits l = limits_for(&nvme);
+        SimRun run = simulate(&nvme, &phase, 1, 5, 2048, &l, true);
+
+        /* NVMe requests stop at 128 KiB; a bigger window only holds more memory. */
+        ck_assert_uint_le(run.window_kb, 2048);
+        ck_assert(sequential_rate(&nvme, run.window_kb) >= 0.9 * best_over_windows(&nvme, sequential_rate));
+}
+END_TEST
+
+/* Random mmap faults: the window comes down, within 10 % of the best fault rate. */
+START_TEST(test_random_mmap) {
+        const SimDevice *devices[] = { &costly_ssd, &hdd, &nvme, &usb_stick };
+
+        for (size_t i = 0; i < ELEMENTSOF(devices); i++) {
+                const SimPhase phase = { RANDOM_MMAP, 120 };
+                RaAdaptLimits l = limits_for(devices[i]);
+                SimRun run = simulate(devices[i], &phase, 1, 5, 2560, &l, true);
+                double best = best_over_windows(devices[i], fault_rate);
+
+                ck_assert_msg(fault_rate(devices[i], run.window_kb) >= 0.9 * best,
+                              "%s: %u KiB serves %.0f faults/s, the best %.0f", devices[i]->name,
+                              run.window_kb, fault_rate(devices[i], run.window_kb), best);
+                ck_assert_msg(run.last_change < 20, "%s: decided at %u", devices[i]->name, run.last_change);
+        }
+}
+END_TEST
+
+/* A workload that turns random and back: each phase ends near its optimum, and the return is quick. */
+START_TEST(test_sequential_random_sequential) {
+        const SimPhase phases[] = { { SEQUENTIAL, 120 }, { RANDOM_MMAP, 60 }, { SEQUENTIAL, 40 } };
+        RaAdaptLimits l = limits_for(&costly_ssd);
+        SimRun after_random = simulate(&costly_ssd, phases, 2, 5, 128, &l, true);
+        SimRun back = simulate(&costly_ssd, phases, 3, 5, 128, &l, true);
+
+        ck_assert(fault_rate(&costly_ssd, after_random.window_kb) >=
+                  0.9 * best_over_windows(&costly_ssd, fault_rate));
+        /* 40 intervals back at sequential: what was measured before brings it straight back. */
+        ck_assert_msg(sequential_rate(&costly_ssd, back.window_kb) >=
+                              0.9 * best_over_windows(&costly_ssd, sequential_rate),
+                      "back at sequential: %u KiB", back.window_kb);
+}
+END_TEST
+
+/* Bounds, the size cap, and no tracer: the policy stays inside what it is given. */
+START_TEST(test_limits) {
+        const SimPhase seq = { SEQUENTIAL, 200 };
+        RaAdaptLimits l = limits_for(&costly_ssd);
+        SimRun run;
+
+        l.bounds.max_kb = 256;
+        run = simulate(&costly_ssd, &seq, 1, 5, 128, &l, true);
+        ck_assert_uint_le(run.window_kb, 256);
+
+        l = limits_for(&costly_ssd);
+        l.bounds.min_kb = 64;
+        {
+                const SimPhase rnd = { RANDOM_MMAP, 100 };
+                run = simulate(&costly_ssd, &rnd, 1, 5, 2560, &l, true);
+                ck_assert_uint_eq(run.window_kb, 64);
+        }
+
+        /* A 505 KiB stick never learns more than 1/128 of itself. */
+        l = limits_for(&tiny);
+        run = simulate(&tiny, &seq, 1, 5, 4, &l, true);
+        ck_assert_uint_eq(run.window_kb, 4);
+        ck_assert_uint_eq(run.changes, 0);
+
+        /* The counters alone cannot tell a stream from read-around: no moves. */
+        l = limits_for(&costly_ssd);
+        run = simulate(&costly_ssd, &seq, 1, 5, 128, &l, false);
+        ck_assert_uint_eq(run.changes, 0);
+}
+END_TEST
+
+START_TEST(test_idle) {
+        const SimPhase idle = { IDLE, 100 };
+        RaAdaptLimits l = limits_for(&costly_ssd);
+        SimRun run = simulate(&costly_ssd, &idle, 1, 5, 128, &l, true);
+
+        ck_assert_uint_eq(run.changes, 0);
+        ck_assert_uint_eq(run.window_kb, 128);
+}
+END_TEST
+
+/* A stream opened long ago, never reopened: nothing is credited to a new window, nothing oscillates. */
+START_TEST(test_long_lived_open) {
+        const SimPhase seq = { SEQUENTIAL, 300 };
+        RaAdaptLimits l = limits_for(&costly_ssd);
+        SimRun run = simulate(&costly_ssd, &seq, 1, 1000, 128, &l, true);
+
+        ck_assert_uint_le(run.changes, 1);
+}
+END_TEST
+
+START_TEST(test_classify) {
+        RaObservation o = { .rates = { .seconds = 1, .read_iops = 100 }, .traced = true, .window_kb = 128 };
+
+        o.trace = (RaTraceSummary){ .requests = 100, .bytes = 100 * 131072, .jumps = 0 };
+        ck_assert_int_eq(ra_adapt_classify(&o, 1280), RA_WORKLOAD_SEQUENTIAL);
+        /* Read-around: 2560 KiB windows split in two 1280 KiB requests, one jump per window. */
+        o.window_kb = 2560;
+        o.trace = (RaTraceSummary){ .requests = 100, .bytes = 50 * 2621440, .jumps = 50 };
+        ck_assert_int_eq(ra_adapt_classify(&o, 1280), RA_WORKLOAD_RANDOM);
+        /* Small random reads with a small window still jump at every request. */
+        o.window_kb = 4;
+        o.trace = (RaTraceSummary){ .requests = 100, .bytes = 100 * 16384, .jumps = 100 };
+        ck_assert_int_eq(ra_adapt_classify(&o, 1280), RA_WORKLOAD_RANDOM);
+        o.rates.read_iops = 2;
+        ck_assert_int_eq(ra_adapt_classify(&o, 1280), RA_WORKLOAD_IDLE);
+        /* Untraced: small requests are random; window-sized ones cannot be told apart. */
+        o = (RaObservation){ .rates = { .seconds = 1, .read_iops = 100, .avg_read_request_bytes = 16384 },
+                             .window_kb = 128 };
+        ck_assert_int_eq(ra_adapt_classify(&o, 1280), RA_WORKLOAD_RANDOM);
+        o.rates.avg_read_request_bytes = 131072;
+        ck_assert_int_eq(ra_adapt_classify(&o, 1280), RA_WORKLOAD_MIXED);
+
+        ck_assert_str_eq(ra_workload_to_string(RA_WORKLOAD_MIXED), "mixed");
+        ck_assert_ptr_null(ra_workload_to_string(_RA_WORKLOAD_MAX));
+}
+END_TEST
+
+START_TEST(test_size_cap) {
+        ck_assert_uint_eq(ra_adapt_size_cap_kb(505 * 1024), 4);
+        ck_assert_uint_eq(ra_adapt_size_cap_kb(UINT64_C(22000000000)), 167844);
+        ck_assert_uint_eq(ra_adapt_size_cap_kb(UINT64_MAX), RA_KB_LIMIT);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("adapt");
+        TCase *tc = tcase_create("simulated");
+
+        tcase_add_test(tc, test_sequential_costly_ssd);
+        tcase_add_test(tc, test_sequential_hdd);
+        tcase_add_test(tc, test_sequential_usb_stick);
+        tcase_add_test(tc, test_sequential_nvme);
+        tcase_add_test(tc, test_sequential_from_too_big);
+        tcase_add_test(tc, test_random_mmap);
+        tcase_add_test(tc, test_sequential_random_sequential);
+        tcase_add_test(tc, test_limits);
+        tcase_add_test(tc, test_idle);
+        tcase_add_test(tc, test_long_lived_open);
+        tcase_add_test(tc, test_classify);
+        tcase_add_test(tc, test_size_cap);
+        suite_add_tcase(s, tc);
+
+        return test_run(s);
+}
