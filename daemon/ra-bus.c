@@ -413,6 +413,9 @@ void ra_bus_disk_changed(Manager *m, const RaDisk *d, const RaDiskSnapshot *b) {
         CHANGED(b->decision.kb != now->kb, "TargetKB");
         CHANGED(b->decision.source != now->source, "Source");
         CHANGED(strcmp(b->decision.reason, now->reason) != 0, "Reason");
+        CHANGED(!ra_streq(b->workload, d->workload), "Workload");
+        CHANGED(b->read_bytes_per_sec != d->read_bytes_per_sec, "ReadBytesPerSec");
+        CHANGED(b->avg_read_request_bytes != d->avg_read_request_bytes, "AvgReadRequestBytes");
 #undef CHANGED
 
         if (n == 0)

@@ -86,6 +86,7 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
         r = replace_string(&d->devnode, udev_device_get_devnode(dev));
         if (r < 0)
                 return r;
+        d->devnum = udev_device_get_devnum(dev);
 
         sysfd = ra_disk_open_sysfs(d);
         if (sysfd < 0)
@@ -147,6 +148,9 @@ int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret) {
                 .removable = d->attrs.removable,
                 .read_ahead_kb = d->attrs.read_ahead_kb,
                 .decision = d->decision,
+                .read_bytes_per_sec = d->read_bytes_per_sec,
+                .avg_read_request_bytes = d->avg_read_request_bytes,
+                .workload = d->workload,
         };
 
         if (dup_or_null(d->devnode, &ret->node) < 0 || dup_or_null(d->identity, &ret->identity) < 0 ||

@@ -3,9 +3,13 @@
 
 #include <libudev.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
+#include "ra-adapt.h"
 #include "ra-device.h"
 #include "ra-policy.h"
+#include "ra-stats.h"
+#include "ra-trace.h"
 
 struct Manager;
 
@@ -17,12 +21,19 @@ typedef struct RaDisk {
         char *syspath;
         char *devnode;
         char *identity;
+        dev_t devnum;
 
         RaDeviceAttrs attrs;
         RaSettings settings;
         RaDecision decision;
 
-        /* From the statistics sampler; zero while there is nothing to say. */
+        /* The statistics sampler's: the last counters, and what they showed. */
+        RaDiskStat stat;
+        uint64_t stat_usec; /* 0: no sample yet */
+        unsigned idle_samples;
+        unsigned skip; /* samples to skip: idle disks are looked at less often */
+        RaTraceAccount trace;
+        RaModel model;
         uint64_t read_bytes_per_sec;
         uint64_t avg_read_request_bytes;
         const char *workload; /* "idle", "sequential", "random", "mixed" */
@@ -59,6 +70,9 @@ typedef struct RaDiskSnapshot {
         bool removable;
         uint32_t read_ahead_kb;
         RaDecision decision;
+        uint64_t read_bytes_per_sec;
+        uint64_t avg_read_request_bytes;
+        const char *workload;
 } RaDiskSnapshot;
 
 int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret);

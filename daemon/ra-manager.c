@@ -13,6 +13,8 @@
 #include "ra-bus.h"
 #include "ra-log.h"
 #include "ra-manager.h"
+#include "ra-sampler.h"
+#include "ra-tracer.h"
 #include "ra-util.h"
 
 /* Enough for hundreds of disks appearing at once without ENOBUFS. */
@@ -116,6 +118,7 @@ Manager *ra_manager_free(Manager *m) {
                 ra_disk_free(m->disks[i]);
         free(m->disks);
 
+        ra_sampler_stop(m);
         ra_bus_close(m);
         sd_event_source_unref(m->monitor_source);
         udev_monitor_unref(m->monitor);
@@ -151,6 +154,7 @@ static int add_disk(Manager *m, const char *name, RaDisk **ret) {
 
         m->disks = grown;
         m->disks[m->n_disks++] = d;
+        ra_sampler_disks_changed(m);
         *ret = TAKE_PTR(d);
         return 0;
 }
@@ -161,6 +165,7 @@ static void drop_disk(Manager *m, RaDisk *d) {
                         m->disks[i] = m->disks[--m->n_disks];
                         break;
                 }
+        ra_sampler_disks_changed(m);
         ra_disk_free(d);
 }
 
@@ -205,6 +210,8 @@ static void tune_disk(Manager *m, RaDisk *d, const char *event) {
 
         ra_config_device_settings(m->config, d->name, &d->settings);
         d->settings.pinned_kb = ra_state_pin(m->state, d->identity);
+        d->settings.learned_kb = d->model.learned_kb;
+        d->settings.learned_reason = d->model.reason;
         ra_policy_decide(&d->attrs, &d->settings, &d->decision);
 
         /* A change event that changes nothing is not worth an info line. */
@@ -302,6 +309,14 @@ static void handle_device(Manager *m, struct udev_device *dev, const char *event
         d->seen = true;
 
         if (update_disk(m, d, dev)) {
+                /* A new device, or another medium behind the name: learning starts from what it knew. */
+                if (!ra_streq(before.identity, d->identity)) {
+                        d->model = (RaModel){};
+                        d->trace = (RaTraceAccount){};
+                        d->stat_usec = 0;
+                        if (ra_state_learned(m->state, d->identity) > 0)
+                                ra_adapt_restore(&d->model, ra_state_learned(m->state, d->identity));
+                }
                 tune_disk(m, d, event);
                 if (d->published)
                         ra_bus_disk_changed(m, d, &before);
@@ -439,6 +454,10 @@ int ra_manager_start(Manager *m) {
         if (r < 0)
                 return r;
 
+        r = ra_sampler_start(m);
+        if (r < 0)
+                return r;
+
         log_info("Managing %zu disk%s%s.", m->n_disks, m->n_disks == 1 ? "" : "s",
                  ra_manager_observing(m) ? " in observe mode: nothing is written" : "");
         (void) sd_notify(false, "READY=1");
@@ -539,4 +558,23 @@ int ra_manager_clear_pin(Manager *m, RaDisk *d, uid_t uid) {
         log_info("%s: pin cleared by uid %u over D-Bus; radaemon decides again.", d->name, (unsigned) uid);
         retune_identity(m, e->identity, "unpin");
         return 0;
+}
+
+void ra_manager_learned(Manager *m, RaDisk *d) {
+        RaStateEntry *e;
+        int r;
+
+        log_debug("%s: learned %" PRIu32 " KiB: %s", d->name, d->model.learned_kb, d->model.reason);
+
+        /* Kept for the next plug of this device, and for the udev helper. */
+        r = ra_state_ensure(m->state, d->identity, &e);
+        if (r >= 0) {
+                e->learned_kb = d->model.learned_kb;
+                r = ra_state_save(m->state, m->state_dir);
+        }
+        if (r < 0)
+                log_warning_errno(r, "%s: cannot store what was learned in %s, keeping it in memory: %m",
+                                  d->name, m->state_dir);
+
+        tune_disk(m, d, "learning");
 }

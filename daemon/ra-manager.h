@@ -17,6 +17,9 @@ typedef struct Manager {
         struct udev_monitor *monitor;
         sd_event_source *monitor_source;
         sd_bus *bus; /* NULL without a system bus */
+        sd_event_source *sampler;
+        struct RaTracer *tracer; /* NULL without tracefs */
+        bool tracer_dirty;       /* the set of disks changed since its filter was set */
 
         char *config_path;  /* --config FILE, or NULL for the installed files */
         bool force_observe; /* --observe */
@@ -48,6 +51,9 @@ int ra_manager_reload(Manager *m);
  */
 int ra_manager_set_pin(Manager *m, RaDisk *d, uint32_t kb, bool persist, uid_t uid);
 int ra_manager_clear_pin(Manager *m, RaDisk *d, uid_t uid);
+
+/* The adaptive policy learned a new value for d: keep it, and apply it. */
+void ra_manager_learned(Manager *m, RaDisk *d);
 
 RaDisk *ra_manager_find_disk(Manager *m, const char *name);
 

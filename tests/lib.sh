@@ -19,6 +19,8 @@ export LOOP
 DAEMON_PID=
 UDEVD_PID=
 BUS_PID=
+CGROUPS=()
+TRACEFS_MOUNTED=
 RA_LOOPS=()
 
 ra_log() { printf '%s: %s\n' "$(basename "$0")" "$*"; }
@@ -176,6 +178,34 @@ export RACONTROL=$RA_BUILDDIR/racontrol/racontrol
 # busctl against the private bus, with the daemon's name filled in.
 ra_busctl() { busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" "$@"; }
 
+# ra_tracefs: block tracepoints for the daemon, as systemd mounts them on a
+# real system. Mounted here only if they are not, and unmounted afterwards.
+ra_tracefs() {
+	[[ -d /sys/kernel/tracing/instances ]] && return 0
+	mount -t tracefs nodev /sys/kernel/tracing || ra_skip "cannot mount tracefs"
+	TRACEFS_MOUNTED=1
+}
+
+# ra_throttle NAME DEV IOPS BPS: a blkio cgroup (v1) that gives DEV a cost per
+# command (IOPS) and a media bandwidth (BPS), as DESIGN.md's emulation does.
+# Run a workload in it with ra_in_cgroup NAME command...
+ra_throttle() {
+	local dir=/sys/fs/cgroup/blkio/radaemon-test-$1 devnum
+	[[ -e /sys/fs/cgroup/blkio/blkio.throttle.read_iops_device ]] || ra_skip "no cgroup v1 blkio throttle"
+	devnum=$(cat "/sys/block/$2/dev")
+	mkdir "$dir"
+	CGROUPS+=("$dir")
+	echo "$devnum $3" >"$dir/blkio.throttle.read_iops_device"
+	echo "$devnum $4" >"$dir/blkio.throttle.read_bps_device"
+}
+
+ra_in_cgroup() {
+	local dir=/sys/fs/cgroup/blkio/radaemon-test-$1
+	shift
+	# shellcheck disable=SC2016 # $$ is the inner shell's
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$dir" "$@"
+}
+
 ra_start_daemon() {
 	"$RADAEMON" --foreground --debug --config "$T/radaemon.conf" "$@" >"$T/daemon.log" 2>&1 &
 	DAEMON_PID=$!
@@ -199,13 +229,16 @@ ra_wait_log() {
 }
 
 ra_cleanup() {
-	local rc=$? index
+	local rc=$? index dir
 	if [[ -n $DAEMON_PID ]]; then
 		kill "$DAEMON_PID" 2>/dev/null || true
 		wait "$DAEMON_PID" 2>/dev/null || true
 	fi
 	for index in "${RA_LOOPS[@]}"; do
 		ra_remove_loop "$index"
+	done
+	for dir in "${CGROUPS[@]}"; do
+		rmdir "$dir" 2>/dev/null || ra_log "WARNING: could not remove $dir"
 	done
 	if [[ -n $BUS_PID ]]; then
 		kill "$BUS_PID" 2>/dev/null || true
@@ -214,6 +247,9 @@ ra_cleanup() {
 	if [[ -n $UDEVD_PID ]]; then
 		kill "$UDEVD_PID" 2>/dev/null || true
 		wait "$UDEVD_PID" 2>/dev/null || true
+	fi
+	if [[ -n $TRACEFS_MOUNTED ]]; then
+		umount /sys/kernel/tracing 2>/dev/null || ra_log "WARNING: could not unmount tracefs"
 	fi
 	[[ -n $T ]] && rm -rf "$T"
 	exit "$rc"

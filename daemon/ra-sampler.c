@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "ra-apply.h"
+#include "ra-bus.h"
+#include "ra-log.h"
+#include "ra-manager.h"
+#include "ra-sampler.h"
+#include "ra-tracer.h"
+#include "ra-util.h"
+
+/* Idle samples before a disk is looked at less often, and the most skipped. */
+#define IDLE_BEFORE_SKIPPING 5
+#define SKIP_MAX 4
+
+static int read_counters(const RaDisk *d, RaDiskStat *ret, uint32_t *ret_kb) {
+        _cleanup_close_ int sysfd = -1;
+        char buf[512];
+        int r;
+
+        sysfd = ra_disk_open_sysfs(d);
+        if (sysfd < 0)
+                return sysfd;
+
+        r = ra_read_file_at(sysfd, "stat", buf, sizeof(buf));
+        if (r < 0)
+                return r == -ENOENT ? -ENODEV : r;
+        r = ra_stats_parse(buf, ret);
+        if (r < 0)
+                return r;
+
+        return ra_apply_read_current(sysfd, ret_kb);
+}
+
+/* Rates move every interval; a signal is worth it only when they moved by a tenth. */
+static void publish_rate(uint64_t *published, double now) {
+        uint64_t v = (uint64_t) llround(now);
+        uint64_t diff = *published > v ? *published - v : v - *published;
+
+        if ((*published == 0) != (v == 0) || diff * 10 > (*published > v ? *published : v))
+                *published = v;
+}
+
+static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
+        RaObservation o = {};
+        RaDiskSnapshot before;
+        RaDiskStat stat, delta;
+        RaAdaptLimits limits;
+        uint32_t kb;
+        bool learned;
+        int r;
+
+        if (d->skip > 0 && d->trace.now.requests == 0) {
+                d->skip--;
+                return;
+        }
+
+        /* Gone: udev's remove event follows. No medium: nothing to learn. */
+        r = read_counters(d, &stat, &kb);
+        if (r < 0) {
+                log_debug_errno(r, "%s: cannot read the statistics, skipping: %m", d->name);
+                return;
+        }
+
+        /* The first sample, or counters that were reset (another device behind the name): a baseline. */
+        if (d->stat_usec == 0 || ra_stats_delta(&d->stat, &stat, &delta) < 0 || now <= d->stat_usec) {
+                d->stat = stat;
+                d->stat_usec = now;
+                ra_trace_account_take(&d->trace, &o.trace);
+                return;
+        }
+
+        ra_stats_rates(&delta, (double) (now - d->stat_usec) / 1e6, &o.rates);
+        d->stat = stat;
+        d->stat_usec = now;
+        o.window_kb = kb;
+        o.traced = m->tracer != NULL;
+        ra_trace_account_take(&d->trace, &o.trace);
+
+        limits = (RaAdaptLimits){
+                .bounds = ra_policy_bounds(&d->attrs, &d->settings),
+                .size_cap_kb = ra_adapt_size_cap_kb(d->attrs.size_bytes),
+                .max_sectors_kb = d->attrs.max_sectors_kb,
+        };
+
+        if (ra_disk_snapshot(d, &before) < 0)
+                return;
+
+        learned = d->attrs.size_bytes > 0 && ra_adapt_update(&d->model, &o, &limits);
+        if (d->model.workload != RA_WORKLOAD_IDLE)
+                log_debug("%s: %.0f reads/s, %.0f KiB/s, %.0f KiB a request; traced %" PRIu64
+                          " requests, %" PRIu64 " jumps, %" PRIu32 " KiB requests, %" PRIu64
+                          "%% under %" PRIu32 " KiB: %s",
+                          d->name, o.rates.read_iops, o.rates.read_bytes_per_sec / 1024,
+                          o.rates.avg_read_request_bytes / 1024, o.trace.requests, o.trace.jumps,
+                          o.trace.request_kb, o.trace.bytes ? o.trace.window_bytes * 100 / o.trace.bytes : 0,
+                          kb, ra_workload_to_string(d->model.workload));
+
+        d->attrs.read_ahead_kb = kb;
+        d->workload = ra_workload_to_string(d->model.workload);
+        publish_rate(&d->read_bytes_per_sec, o.rates.read_bytes_per_sec);
+        publish_rate(&d->avg_read_request_bytes, o.rates.avg_read_request_bytes);
+
+        if (d->model.workload == RA_WORKLOAD_IDLE) {
+                d->idle_samples++;
+                d->skip =
+                        d->idle_samples < IDLE_BEFORE_SKIPPING ? 0 : d->idle_samples / IDLE_BEFORE_SKIPPING;
+                if (d->skip > SKIP_MAX)
+                        d->skip = SKIP_MAX;
+        } else
+                d->idle_samples = d->skip = 0;
+
+        if (learned)
+                ra_manager_learned(m, d);
+
+        ra_bus_disk_changed(m, d, &before);
+        ra_disk_snapshot_clear(&before);
+}
+
+static void on_trace_event(void *userdata, const RaTraceEvent *e) {
+        Manager *m = userdata;
+
+        for (size_t i = 0; i < m->n_disks; i++) {
+                RaDisk *d = m->disks[i];
+
+                if (major(d->devnum) == e->major && minor(d->devnum) == e->minor) {
+                        ra_trace_account_add(&d->trace, e, d->attrs.read_ahead_kb);
+                        return;
+                }
+        }
+}
+
+static void drain_tracer(Manager *m) {
+        int r;
+
+        if (m->tracer_dirty) {
+                _cleanup_free_ dev_t *devices = calloc(m->n_disks + 1, sizeof(dev_t));
+
+                for (size_t i = 0; devices && i < m->n_disks; i++)
+                        devices[i] = m->disks[i]->devnum;
+                r = devices ? ra_tracer_set_devices(m->tracer, devices, m->n_disks) : -ENOMEM;
+                if (r < 0)
+                        log_warning_errno(r, "Cannot set the tracer's device filter, ignoring: %m");
+                m->tracer_dirty = false;
+        }
+
+        r = ra_tracer_drain(m->tracer, on_trace_event, m);
+        if (r < 0)
+                log_debug_errno(r, "Reading the tracer failed, ignoring: %m");
+}
+
+static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        if (m->tracer)
+                drain_tracer(m);
+
+        for (size_t i = 0; i < m->n_disks; i++)
+                sample_disk(m, m->disks[i], usec);
+
+        /* The interval may have changed with a reload. */
+        r = sd_event_source_set_time(s, usec + (uint64_t) m->config->interval_ms * 1000);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        if (r < 0)
+                return log_error_errno(r, "Cannot schedule the next sample: %m");
+        return 0;
+}
+
+int ra_sampler_start(Manager *m) {
+        uint64_t now;
+        int r;
+
+        r = ra_tracer_open(&m->tracer);
+        if (r < 0)
+                log_info_errno(
+                        r, "Block tracepoints unavailable (%m): learning from reads needs them, so values "
+                           "come from the devices' attributes.");
+        else {
+                log_info("Tracing block requests through %s.", ra_tracer_path(m->tracer));
+                m->tracer_dirty = true;
+        }
+
+        r = sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+        if (r >= 0)
+                r = sd_event_add_time(m->event, &m->sampler, CLOCK_MONOTONIC,
+                                      now + (uint64_t) m->config->interval_ms * 1000, 0, on_tick, m);
+        if (r < 0)
+                return log_error_errno(r, "Cannot start the statistics sampler: %m");
+        return 0;
+}
+
+void ra_sampler_stop(Manager *m) {
+        m->sampler = sd_event_source_disable_unref(m->sampler);
+        m->tracer = ra_tracer_close(m->tracer);
+}
+
+void ra_sampler_disks_changed(Manager *m) {
+        m->tracer_dirty = true;
+}

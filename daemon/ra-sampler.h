@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+struct Manager;
+
+/*
+ * The statistics sampler: every interval_ms it reads each managed disk's
+ * /sys/block/<dev>/stat (and what the request tracer saw, where tracefs is
+ * there), feeds the adaptive policy, and publishes the disk's workload and
+ * rates. Idle disks are read less and less often, down to every fifth
+ * interval, and at once again when the tracer sees them read.
+ */
+int ra_sampler_start(struct Manager *m);
+void ra_sampler_stop(struct Manager *m);
+
+/* The set of disks changed: the tracer's filter follows at the next interval. */
+void ra_sampler_disks_changed(struct Manager *m);
