@@ -23,6 +23,32 @@ const char *ra_mode_to_string(RaMode m) {
         return m >= 0 && m < _RA_MODE_MAX ? mode_names[m] : NULL;
 }
 
+static const char *const external_names[_RA_EXTERNAL_MAX] = {
+        [RA_EXTERNAL_YIELD] = "yield",
+        [RA_EXTERNAL_REASSERT] = "reassert",
+};
+
+const char *ra_external_to_string(RaExternal e) {
+        return e >= 0 && e < _RA_EXTERNAL_MAX ? external_names[e] : NULL;
+}
+
+static int parse_bool(const char *v, bool *ret) {
+        static const char *const yes[] = { "yes", "true", "on", "1" };
+        static const char *const no[] = { "no", "false", "off", "0" };
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+                if (strcmp(v, yes[i]) == 0) {
+                        *ret = true;
+                        return 0;
+                }
+                if (strcmp(v, no[i]) == 0) {
+                        *ret = false;
+                        return 0;
+                }
+        }
+        return -EINVAL;
+}
+
 int ra_config_new(RaConfig **ret) {
         _cleanup_(ra_config_freep) RaConfig *c = NULL;
 
@@ -275,6 +301,9 @@ static void parse_daemon_key(Parser *p, const char *name, const char *value) {
                                   INTERVAL_MAX_MS, value);
                 else
                         c->interval_ms = ms;
+        } else if (strcmp(name, "restore_on_exit") == 0) {
+                if (parse_bool(value, &c->restore_on_exit) < 0)
+                        add_error(p, "restore_on_exit must be 'yes' or 'no', not '%s'", value);
         } else if (strcmp(name, "state_dir") == 0) {
                 char *copy;
 
@@ -300,6 +329,13 @@ static void parse_policy_key(Parser *p, const char *name, const char *value) {
         } else if (strcmp(name, "max_kb") == 0) {
                 parse_kb(p, name, value, &p->config->bounds.max_kb);
                 p->max_at = (Location){ p->path, p->line };
+        } else if (strcmp(name, "external_changes") == 0) {
+                if (strcmp(value, "yield") == 0)
+                        p->config->external = RA_EXTERNAL_YIELD;
+                else if (strcmp(value, "reassert") == 0)
+                        p->config->external = RA_EXTERNAL_REASSERT;
+                else
+                        add_error(p, "external_changes must be 'yield' or 'reassert', not '%s'", value);
         } else
                 add_error(p, "unknown key '%s' in [policy]", name);
 }

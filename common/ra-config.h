@@ -18,6 +18,15 @@ typedef enum RaMode {
 
 const char *ra_mode_to_string(RaMode m);
 
+/* What to do when read_ahead_kb changes behind radaemon's back, without a uevent. */
+typedef enum RaExternal {
+        RA_EXTERNAL_YIELD,    /* leave it, report Source=external */
+        RA_EXTERNAL_REASSERT, /* write radaemon's value again */
+        _RA_EXTERNAL_MAX,
+} RaExternal;
+
+const char *ra_external_to_string(RaExternal e);
+
 /* A [device:GLOB] section; 0 means the key was not given. */
 typedef struct RaDeviceSection {
         char *glob;
@@ -32,7 +41,9 @@ typedef struct RaConfig {
         RaMode mode;
         uint32_t interval_ms;
         char *state_dir;
+        bool restore_on_exit; /* put every device back to its original value at exit */
         RaBounds bounds;
+        RaExternal external;
 
         RaDeviceSection *sections;
         size_t n_sections;

@@ -19,6 +19,12 @@ static inline void ra_freep(void *p) {
         free(*(void **) p);
 }
 
+/* Frees and returns NULL: "p = mfree(p);". */
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
 /* Closes and returns -1, so "fd = ra_close(fd);" leaves no dangling fd. */
 static inline int ra_close(int fd) {
         if (fd >= 0) {

@@ -133,7 +133,14 @@ RaBounds ra_policy_bounds(const RaDeviceAttrs *a, const RaSettings *s) {
 void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *ret) {
         RaBounds bounds = ra_policy_bounds(a, s);
 
-        if (s->pinned_kb > 0) {
+        if (s->external) {
+                *ret = (RaDecision){ .kb = a->read_ahead_kb, .source = RA_SOURCE_EXTERNAL };
+                set_reason(ret,
+                           "Set to %" PRIu32
+                           " KiB by something other than radaemon, which leaves it alone until "
+                           "the device changes, a reload, or a pin.",
+                           a->read_ahead_kb);
+        } else if (s->pinned_kb > 0) {
                 *ret = (RaDecision){ .kb = s->pinned_kb, .source = RA_SOURCE_PINNED };
                 set_reason(ret, "Pinned to %" PRIu32 " KiB by an administrator over D-Bus.", s->pinned_kb);
         } else if (a->pin_kb > 0) {

@@ -41,6 +41,7 @@ typedef struct RaSettings {
         uint32_t config_kb;         /* read_ahead_kb from the configuration; 0 when unset */
         uint32_t learned_kb;        /* from what the device did (ra-adapt); 0 when nothing learned */
         const char *learned_reason; /* one sentence, with learned_kb */
+        bool external;              /* someone else set read_ahead_kb, and radaemon yields to it */
 } RaSettings;
 
 #define RA_REASON_MAX 256
@@ -69,9 +70,10 @@ void ra_policy_prior(const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret);
 RaBounds ra_policy_bounds(const RaDeviceAttrs *a, const RaSettings *s);
 
 /*
- * The value radaemon wants for a device: a pin where there is one (D-Bus,
- * then udev, then configuration), else what was learned, else the prior;
- * the last two within the bounds of the configuration and the
- * RADAEMON_MIN_KB/RADAEMON_MAX_KB properties.
+ * The value radaemon wants for a device: what is there, when radaemon yields
+ * to someone else's change; a pin where there is one (D-Bus, then udev, then
+ * configuration); else what was learned; else the prior. The last two stay
+ * within the bounds of the configuration and the RADAEMON_MIN_KB and
+ * RADAEMON_MAX_KB properties.
  */
 void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *ret);

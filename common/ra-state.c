@@ -76,6 +76,21 @@ uint32_t ra_state_learned(const RaState *s, const char *identity) {
         return e ? e->learned_kb : 0;
 }
 
+int ra_state_remember_original(RaState *s, const char *identity, uint32_t kb) {
+        RaStateEntry *e;
+        int r;
+
+        r = ra_state_ensure(s, identity, &e);
+        if (r < 0)
+                return r;
+        if (e->has_original)
+                return 0;
+
+        e->original_kb = kb;
+        e->has_original = true;
+        return 1;
+}
+
 static bool needs_escape(unsigned char c) {
         return c <= ' ' || c >= 0x7f || c == '\\';
 }
@@ -152,7 +167,8 @@ static int add_error(char ***errors, unsigned line, const char *format, ...) {
 static int parse_line(RaState *s, char *line, const char **ret_error) {
         _cleanup_free_ char *identity = NULL;
         const char *blanks = " \t";
-        uint32_t pin_kb = 0, learned_kb = 0;
+        uint32_t pin_kb = 0, learned_kb = 0, original_kb = 0;
+        bool has_original = false;
         RaStateEntry *e;
         char *word, *save = NULL;
         int r;
@@ -175,6 +191,13 @@ static int parse_line(RaState *s, char *line, const char **ret_error) {
                                 *ret_error = "pin= is not a valid size in KiB";
                                 return -EINVAL;
                         }
+                } else if (strncmp(word, "original=", 9) == 0) {
+                        /* Any value the kernel held, 0 included. */
+                        if (ra_parse_u32(word + 9, &original_kb) < 0 || original_kb > RA_KB_LIMIT) {
+                                *ret_error = "original= is not a size in KiB";
+                                return -EINVAL;
+                        }
+                        has_original = true;
                 } else if (strncmp(word, "learned=", 8) == 0) {
                         if (ra_parse_u32(word + 8, &learned_kb) < 0 || !ra_kb_is_valid(learned_kb)) {
                                 *ret_error = "learned= is not a valid size in KiB";
@@ -196,6 +219,8 @@ static int parse_line(RaState *s, char *line, const char **ret_error) {
                 return r;
         e->pin_kb = pin_kb;
         e->learned_kb = learned_kb;
+        e->original_kb = original_kb;
+        e->has_original = has_original;
         return 0;
 }
 
@@ -284,19 +309,20 @@ int ra_state_format(const RaState *s, char **ret) {
         if (!f)
                 return -ENOMEM;
 
-        if (fputs("# radaemon state: pins and learned values per device identity. Written by radaemon.\n",
-                  f) == EOF)
+        if (fputs("# radaemon state: original, pinned and learned values per device identity.\n", f) == EOF)
                 r = -EIO;
 
         for (size_t i = 0; r == 0 && i < s->n_entries; i++) {
                 const RaStateEntry *e = &s->entries[i];
 
-                if (e->pin_kb == 0 && e->learned_kb == 0)
+                if (e->pin_kb == 0 && e->learned_kb == 0 && !e->has_original)
                         continue;
                 if (fputs("device ", f) == EOF)
                         r = -EIO;
                 if (r == 0)
                         r = escape_identity(e->identity, f);
+                if (r == 0 && e->has_original && fprintf(f, " original=%" PRIu32, e->original_kb) < 0)
+                        r = -EIO;
                 if (r == 0 && e->pin_kb > 0 && fprintf(f, " pin=%" PRIu32, e->pin_kb) < 0)
                         r = -EIO;
                 if (r == 0 && e->learned_kb > 0 && fprintf(f, " learned=%" PRIu32, e->learned_kb) < 0)

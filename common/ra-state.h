@@ -1,18 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "ra-macro.h"
 
 /*
- * What radaemon remembers about a device across restarts and re-plugs (pins,
- * and what it learned from the device's reads), keyed
+ * What radaemon remembers about a device across restarts and re-plugs: the
+ * value it had before radaemon first touched it, pins, and what was learned
+ * from its reads, keyed
  * by its stable identity (see ra_device_identity()). The file is text, one
  * device a line:
  *
- *     device loop:/srv/disk\x20one.img pin=1024 learned=2048
+ *     device loop:/srv/disk\x20one.img original=2560 pin=1024 learned=2048
  *
  * Identities are escaped: bytes outside printable ASCII, blanks and "\" are
  * written as \xHH. Lines starting with "#" are comments.
@@ -25,6 +27,8 @@ typedef struct RaStateEntry {
         uint32_t pin_kb;         /* a pin that survives restarts; 0: none */
         uint32_t runtime_pin_kb; /* a pin for this run of the daemon only; never stored */
         uint32_t learned_kb;     /* what the adaptive policy learned; 0: nothing */
+        uint32_t original_kb;    /* read_ahead_kb before radaemon first wrote it... */
+        bool has_original;       /* ...when known (0 is a value someone may have set) */
 } RaStateEntry;
 
 typedef struct RaState {
@@ -63,3 +67,9 @@ uint32_t ra_state_pin(const RaState *s, const char *identity);
 
 /* What was learned for identity; 0 for nothing. */
 uint32_t ra_state_learned(const RaState *s, const char *identity);
+
+/*
+ * Records kb as identity's original value unless one is known. Returns 1
+ * when it was recorded (and the state needs saving), 0 when it was known.
+ */
+int ra_state_remember_original(RaState *s, const char *identity, uint32_t kb);

@@ -203,6 +203,33 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return sd_bus_reply_method_return(msg, NULL);
 }
 
+static int method_restore(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_free_ char *why = NULL;
+        unsigned n;
+        uid_t uid;
+        int r;
+
+        r = check_authorized(msg, &uid, error);
+        if (r < 0)
+                return r;
+
+        if (asprintf(&why, "restore asked over D-Bus by uid %u", (unsigned) uid) < 0)
+                return -ENOMEM;
+        n = ra_manager_restore(userdata, why);
+        log_info("Put %u disk%s back to their values before radaemon; observing until a reload.", n,
+                 n == 1 ? "" : "s");
+
+        return sd_bus_reply_method_return(msg, "u", n);
+}
+
+static int property_get_state_error(sd_bus *bus, const char *path, const char *interface,
+                                    const char *property, sd_bus_message *reply, void *userdata,
+                                    sd_bus_error *error) {
+        Manager *m = userdata;
+
+        return sd_bus_message_append(reply, "s", m->state_error ?: "");
+}
+
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
@@ -219,6 +246,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Mode", "s", property_get_mode, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("StateError", "s", property_get_state_error, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD_WITH_ARGS("ListDevices", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(so)", devices),
                                 method_list_devices, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetDevice", SD_BUS_ARGS("s", name), SD_BUS_RESULT("o", device),
@@ -228,6 +256,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("ClearPin", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
                                 method_manager_clear_pin, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Reload", NULL, NULL, method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Restore", SD_BUS_NO_ARGS, SD_BUS_RESULT("u", restored), method_restore,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
 
@@ -329,17 +359,50 @@ static int enumerate_devices(sd_bus *bus, const char *path, void *userdata, char
 
 /* --- connection ---------------------------------------------------------- */
 
-int ra_bus_open(Manager *m) {
+#define RETRY_USEC (5 * UINT64_C(1000000))
+
+static int connect_bus(Manager *m);
+
+static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        m->bus_retry = sd_event_source_unref(m->bus_retry);
+        (void) connect_bus(m);
+        return 0;
+}
+
+static void schedule_retry(Manager *m) {
+        int r;
+
+        r = sd_event_add_time_relative(m->event, &m->bus_retry, CLOCK_MONOTONIC, RETRY_USEC, 0, on_retry, m);
+        if (r < 0)
+                log_warning_errno(r, "Cannot schedule a reconnection to the system bus, giving up: %m");
+}
+
+static int on_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+
+        log_warning("Lost the system bus; trying again every %d seconds, tuning goes on.",
+                    (int) (RETRY_USEC / 1000000));
+        ra_bus_close(m);
+        m->bus_retry_logged = true;
+        schedule_retry(m);
+        return 0;
+}
+
+/*
+ * Returns 1 when connected, 0 when there is no bus now (a retry is
+ * scheduled), and an error when another radaemon owns the name.
+ */
+static int connect_bus(Manager *m) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        bool retrying = m->bus_retry_logged;
         int r;
 
         r = sd_bus_open_system(&bus);
-        if (r < 0) {
-                log_info_errno(r, "No system bus (%m): the D-Bus API is off, tuning goes on.");
-                return 0;
-        }
-
-        r = sd_bus_add_object_vtable(bus, NULL, RA_BUS_PATH, RA_BUS_MANAGER_INTERFACE, manager_vtable, m);
+        if (r >= 0)
+                r = sd_bus_add_object_vtable(bus, NULL, RA_BUS_PATH, RA_BUS_MANAGER_INTERFACE,
+                                             manager_vtable, m);
         if (r >= 0)
                 r = sd_bus_add_fallback_vtable(bus, NULL, RA_BUS_DEVICE_PREFIX, RA_BUS_DEVICE_INTERFACE,
                                                device_vtable, find_device, m);
@@ -347,34 +410,49 @@ int ra_bus_open(Manager *m) {
                 r = sd_bus_add_node_enumerator(bus, NULL, RA_BUS_DEVICE_PREFIX, enumerate_devices, m);
         if (r >= 0)
                 r = sd_bus_add_object_manager(bus, NULL, RA_BUS_PATH);
-        if (r < 0)
-                return log_error_errno(r, "Cannot publish the D-Bus objects: %m");
-
-        r = sd_bus_attach_event(bus, m->event, SD_EVENT_PRIORITY_NORMAL);
-        if (r < 0)
-                return log_error_errno(r, "Cannot attach the bus to the event loop: %m");
-
+        if (r >= 0)
+                r = sd_bus_match_signal_async(bus, NULL, "org.freedesktop.DBus.Local", NULL,
+                                              "org.freedesktop.DBus.Local", "Disconnected", on_disconnected,
+                                              NULL, m);
+        if (r >= 0)
+                r = sd_bus_attach_event(bus, m->event, SD_EVENT_PRIORITY_NORMAL);
         /* Two daemons writing the same sysfs files would fight: refuse to be the second. */
-        r = sd_bus_request_name(bus, RA_BUS_NAME, 0);
+        if (r >= 0)
+                r = sd_bus_request_name(bus, RA_BUS_NAME, 0);
         if (r == -EEXIST)
-                return log_error_errno(r, "Another radaemon owns %s on the system bus; not starting.",
-                                       RA_BUS_NAME);
-        if (r < 0)
-                return log_error_errno(r, "Cannot take the name %s on the system bus: %m", RA_BUS_NAME);
+                return log_error_errno(r, "Another radaemon owns %s on the system bus.", RA_BUS_NAME);
+        if (r < 0) {
+                if (!retrying)
+                        log_info_errno(
+                                r,
+                                "No system bus (%m): the D-Bus API is off, tuning goes on; trying again "
+                                "every %d seconds.",
+                                (int) (RETRY_USEC / 1000000));
+                m->bus_retry_logged = true;
+                schedule_retry(m);
+                return 0;
+        }
 
         m->bus = TAKE_PTR(bus);
-        log_info("Serving %s on the system bus.", RA_BUS_NAME);
-        return 0;
+        m->bus_retry_logged = false;
+        log_info("%s %s on the system bus.", retrying ? "Back, serving" : "Serving", RA_BUS_NAME);
+        return 1;
+}
+
+int ra_bus_open(Manager *m) {
+        int r = connect_bus(m);
+
+        return r < 0 ? r : 0;
 }
 
 void ra_bus_close(Manager *m) {
         m->bus = sd_bus_flush_close_unref(m->bus);
 }
 
-void ra_bus_mode_changed(Manager *m) {
+void ra_bus_manager_changed(Manager *m, const char *property) {
         if (m->bus)
-                (void) sd_bus_emit_properties_changed(m->bus, RA_BUS_PATH, RA_BUS_MANAGER_INTERFACE, "Mode",
-                                                      NULL);
+                (void) sd_bus_emit_properties_changed(m->bus, RA_BUS_PATH, RA_BUS_MANAGER_INTERFACE,
+                                                      property, NULL);
 }
 
 void ra_bus_disk_added(Manager *m, RaDisk *d) {

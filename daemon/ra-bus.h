@@ -13,12 +13,15 @@ struct Manager;
 
 /*
  * Connects to the system bus, publishes the objects and takes the name.
- * No bus is not an error (it is logged); another owner of the name is.
+ * No bus is not an error: it is logged once and tried again every few
+ * seconds, as is a bus that goes away. Another owner of the name is an error.
  */
 int ra_bus_open(struct Manager *m);
 void ra_bus_close(struct Manager *m);
 
-void ra_bus_mode_changed(struct Manager *m);
+/* Emits PropertiesChanged for one property of the manager. */
+void ra_bus_manager_changed(struct Manager *m, const char *property);
+
 /* Announces a new disk; afterwards it counts as published. */
 void ra_bus_disk_added(struct Manager *m, RaDisk *d);
 void ra_bus_disk_removed(struct Manager *m, const RaDisk *d);

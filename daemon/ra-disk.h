@@ -38,6 +38,12 @@ typedef struct RaDisk {
         uint64_t avg_read_request_bytes;
         const char *workload; /* "idle", "sequential", "random", "mixed" */
 
+        /* Someone else's writes, and our failed ones: each logged once. */
+        bool external;           /* read_ahead_kb was changed behind our back, and we yield */
+        unsigned reasserts;      /* writes again after such changes, since reassert_since */
+        uint64_t reassert_since; /* CLOCK_MONOTONIC usec */
+        int write_error;         /* errno of the last failed write; 0 after a good one */
+
         bool announced; /* the decision has been logged at info level */
         bool published; /* D-Bus clients have been told the disk exists */
         bool seen;      /* found by the enumeration under way */

@@ -3,10 +3,7 @@
 
 #include <inttypes.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <systemd/sd-daemon.h>
 
 #include "ra-apply.h"
@@ -14,11 +11,12 @@
 #include "ra-log.h"
 #include "ra-manager.h"
 #include "ra-sampler.h"
-#include "ra-tracer.h"
+#include "ra-udev.h"
 #include "ra-util.h"
 
-/* Enough for hundreds of disks appearing at once without ENOBUFS. */
-#define MONITOR_BUFFER_BYTES (128 * 1024 * 1024)
+/* Someone who changes a value back this often a minute is left to it. */
+#define REASSERT_MAX 3
+#define REASSERT_WINDOW_USEC (60 * UINT64_C(1000000))
 
 static int load_config(const char *path, RaConfig **ret) {
         _cleanup_(ra_config_freep) RaConfig *c = NULL;
@@ -46,8 +44,8 @@ static int load_config(const char *path, RaConfig **ret) {
 }
 
 /*
- * Pins live in the state directory. A state we cannot read costs the pins,
- * not the tuning: it is logged and radaemon starts without them.
+ * The state lives in the state directory. A state we cannot read costs what
+ * it held, not the tuning: that is logged and radaemon starts without it.
  */
 static int load_state(Manager *m) {
         _cleanup_(ra_strv_freep) char **errors = NULL;
@@ -62,7 +60,7 @@ static int load_state(Manager *m) {
                 return r;
 
         if (mkdir(m->state_dir, 0755) < 0 && errno != EEXIST)
-                log_warning_errno(errno, "Cannot create %s, pins will not be stored: %m", m->state_dir);
+                log_warning_errno(errno, "Cannot create %s, nothing will be stored: %m", m->state_dir);
 
         r = ra_state_load(m->state, m->state_dir, &errors);
         for (size_t i = 0; errors && errors[i]; i++)
@@ -70,7 +68,7 @@ static int load_state(Manager *m) {
         if (r == -ENOMEM)
                 return r;
         if (r < 0 && r != -EINVAL)
-                log_warning_errno(r, "Cannot read %s/%s, starting without stored pins: %m", m->state_dir,
+                log_warning_errno(r, "Cannot read %s/%s, starting without what it held: %m", m->state_dir,
                                   RA_STATE_FILE);
         return 0;
 }
@@ -119,6 +117,7 @@ Manager *ra_manager_free(Manager *m) {
         free(m->disks);
 
         ra_sampler_stop(m);
+        sd_event_source_unref(m->bus_retry);
         ra_bus_close(m);
         sd_event_source_unref(m->monitor_source);
         udev_monitor_unref(m->monitor);
@@ -127,10 +126,13 @@ Manager *ra_manager_free(Manager *m) {
         ra_config_free(m->config);
         ra_state_free(m->state);
         free(m->state_dir);
+        free(m->state_error);
         free(m->config_path);
         free(m);
         return NULL;
 }
+
+/* --- the registry ---------------------------------------------------------- */
 
 RaDisk *ra_manager_find_disk(Manager *m, const char *name) {
         for (size_t i = 0; i < m->n_disks; i++)
@@ -139,7 +141,7 @@ RaDisk *ra_manager_find_disk(Manager *m, const char *name) {
         return NULL;
 }
 
-static int add_disk(Manager *m, const char *name, RaDisk **ret) {
+int ra_manager_add_disk(Manager *m, const char *name, RaDisk **ret) {
         _cleanup_(ra_disk_freep) RaDisk *d = NULL;
         RaDisk **grown;
         int r;
@@ -155,11 +157,16 @@ static int add_disk(Manager *m, const char *name, RaDisk **ret) {
         m->disks = grown;
         m->disks[m->n_disks++] = d;
         ra_sampler_disks_changed(m);
+        ra_manager_notify_status(m);
         *ret = TAKE_PTR(d);
         return 0;
 }
 
-static void drop_disk(Manager *m, RaDisk *d) {
+void ra_manager_forget_disk(Manager *m, RaDisk *d, int level, const char *why) {
+        log_full_errno(level, 0, "%s: %s", d->name, why);
+        if (d->published)
+                ra_bus_disk_removed(m, d);
+
         for (size_t i = 0; i < m->n_disks; i++)
                 if (m->disks[i] == d) {
                         m->disks[i] = m->disks[--m->n_disks];
@@ -167,12 +174,40 @@ static void drop_disk(Manager *m, RaDisk *d) {
                 }
         ra_sampler_disks_changed(m);
         ra_disk_free(d);
+        ra_manager_notify_status(m);
 }
 
-static void notify_status(Manager *m) {
+void ra_manager_notify_status(Manager *m) {
         (void) sd_notifyf(false, "STATUS=Managing %zu disk%s%s.", m->n_disks, m->n_disks == 1 ? "" : "s",
                           ra_manager_observing(m) ? " in observe mode" : "");
 }
+
+void ra_manager_disk_identified(Manager *m, RaDisk *d, const char *previous_identity) {
+        uint32_t learned;
+        int r;
+
+        /* Before radaemon writes anything, what a device holds is what it had. Without a medium there is no
+         * device to speak of. */
+        r = d->attrs.size_bytes > 0
+                    ? ra_state_remember_original(m->state, d->identity, d->attrs.read_ahead_kb)
+                    : 0;
+        if (r > 0)
+                m->state_dirty = true;
+        else if (r < 0)
+                log_warning_errno(r, "%s: cannot remember the original value: %m", d->name);
+
+        /* Another medium behind the name: start from what is known about it. */
+        if (ra_streq(previous_identity, d->identity))
+                return;
+        d->model = (RaModel){};
+        d->trace = (RaTraceAccount){};
+        d->stat_usec = 0;
+        learned = ra_state_learned(m->state, d->identity);
+        if (learned > 0)
+                ra_adapt_restore(&d->model, learned);
+}
+
+/* --- deciding and writing ------------------------------------------------- */
 
 static bool decision_equal(const RaDecision *a, const RaDecision *b) {
         return a->kb == b->kb && a->source == b->source && strcmp(a->reason, b->reason) == 0;
@@ -180,7 +215,6 @@ static bool decision_equal(const RaDecision *a, const RaDecision *b) {
 
 static void write_decision(Manager *m, RaDisk *d, const char *event) {
         const RaDecision *want = &d->decision;
-        const char *source = ra_source_to_string(want->source);
         uint32_t before = d->attrs.read_ahead_kb, now = before;
         _cleanup_close_ int sysfd = -1;
         int r;
@@ -189,22 +223,35 @@ static void write_decision(Manager *m, RaDisk *d, const char *event) {
         r = sysfd < 0 ? sysfd : ra_apply_read_ahead(sysfd, want->kb, &now);
         d->attrs.read_ahead_kb = now;
 
-        if (r == -ENODEV)
+        if (r == -ENODEV) {
                 log_debug("%s: gone before read_ahead_kb could be written.", d->name);
-        else if (r == -EIO)
-                log_warning("%s: wrote %" PRIu32 " KiB to read_ahead_kb, but the kernel holds %" PRIu32
-                            " KiB.",
-                            d->name, want->kb, now);
-        else if (r < 0)
-                log_warning_errno(r, "%s: cannot write %" PRIu32 " KiB to read_ahead_kb: %m", d->name,
-                                  want->kb);
-        else
-                log_info("%s: read_ahead_kb %" PRIu32 " -> %" PRIu32 " KiB (%s, on %s): %s", d->name, before,
-                         now, source, event, want->reason);
+                return;
+        }
+
+        /* A write that keeps failing is logged once, not every interval. */
+        if (r < 0) {
+                if (r != d->write_error) {
+                        if (r == -EIO)
+                                log_warning("%s: wrote %" PRIu32
+                                            " KiB to read_ahead_kb, but the kernel holds "
+                                            "%" PRIu32 " KiB.",
+                                            d->name, want->kb, now);
+                        else
+                                log_warning_errno(r, "%s: cannot write %" PRIu32 " KiB to read_ahead_kb: %m",
+                                                  d->name, want->kb);
+                }
+                d->write_error = r;
+                return;
+        }
+
+        if (d->write_error != 0)
+                log_info("%s: read_ahead_kb can be written again.", d->name);
+        d->write_error = 0;
+        log_info("%s: read_ahead_kb %" PRIu32 " -> %" PRIu32 " KiB (%s, on %s): %s", d->name, before, now,
+                 ra_source_to_string(want->source), event, want->reason);
 }
 
-/* Decides, and writes unless the value is already there or we only observe. */
-static void tune_disk(Manager *m, RaDisk *d, const char *event) {
+void ra_manager_tune_disk(Manager *m, RaDisk *d, const char *event) {
         RaDecision previous = d->decision;
         bool news;
 
@@ -212,9 +259,10 @@ static void tune_disk(Manager *m, RaDisk *d, const char *event) {
         d->settings.pinned_kb = ra_state_pin(m->state, d->identity);
         d->settings.learned_kb = d->model.learned_kb;
         d->settings.learned_reason = d->model.reason;
+        d->settings.external = d->external;
         ra_policy_decide(&d->attrs, &d->settings, &d->decision);
 
-        /* A change event that changes nothing is not worth an info line. */
+        /* An event that changes nothing is not worth an info line. */
         news = !d->announced || !decision_equal(&previous, &d->decision);
         d->announced = true;
 
@@ -235,217 +283,65 @@ static void tune_disk(Manager *m, RaDisk *d, const char *event) {
                 write_decision(m, d, event);
 }
 
-/* Drops a disk from the registry, and from the bus if clients saw it there. */
-static void forget_disk(Manager *m, RaDisk *d, int level, const char *why) {
-        log_full_errno(level, 0, "%s: %s", d->name, why);
-        if (d->published)
-                ra_bus_disk_removed(m, d);
-        drop_disk(m, d);
-        notify_status(m);
+/* Decides again for every disk with this identity and tells the bus what changed. */
+static void retune_identity(Manager *m, const char *identity, const char *event) {
+        for (size_t i = 0; i < m->n_disks; i++) {
+                RaDisk *d = m->disks[i];
+                RaDiskSnapshot before;
+
+                if (!ra_streq(d->identity, identity) || ra_disk_snapshot(d, &before) < 0)
+                        continue;
+                d->external = false;
+                ra_manager_tune_disk(m, d, event);
+                ra_bus_disk_changed(m, d, &before);
+                ra_disk_snapshot_clear(&before);
+        }
 }
 
-/* Re-reads a disk the registry holds; false when it was dropped. */
-static bool update_disk(Manager *m, RaDisk *d, struct udev_device *dev) {
-        const char *bad = NULL;
+/* --- the state store ------------------------------------------------------- */
+
+static int save_state(Manager *m) {
+        _cleanup_free_ char *error = NULL;
         int r;
 
-        r = ra_disk_update(d, dev, &bad);
-        if (r == -ENODEV) {
-                forget_disk(m, d, LOG_DEBUG, "gone, or without queue/read_ahead_kb; not managed.");
-                return false;
-        }
-        if (r == -EINVAL && bad)
-                log_warning("%s: ignoring %s=%s from udev: not a multiple of 4 from %u to %u (KiB) "
-                            "or a boolean.",
-                            d->name, bad, udev_device_get_property_value(dev, bad), RA_KB_MIN, RA_KB_LIMIT);
-        else if (r < 0) {
-                log_warning_errno(r, "%s: cannot read the device: %m", d->name);
-                forget_disk(m, d, LOG_WARNING, "leaving it alone.");
-                return false;
-        }
-
-        if (d->attrs.ignore) {
-                forget_disk(m, d, LOG_INFO, "RADAEMON_IGNORE is set by a udev rule; leaving it alone.");
-                return false;
-        }
-        return true;
-}
-
-/* One udev event, or one disk found by an enumeration ("coldplug", "reload"). */
-static void handle_device(Manager *m, struct udev_device *dev, const char *event) {
-        const char *name = udev_device_get_sysname(dev);
-        RaDiskSnapshot before = {};
-        RaDisk *d;
-        int r;
-
-        if (!name || !ra_streq(udev_device_get_devtype(dev), "disk"))
-                return;
-
-        d = ra_manager_find_disk(m, name);
-
-        if (ra_streq(event, "remove")) {
-                if (d)
-                        forget_disk(m, d, LOG_INFO, "removed.");
-                return;
-        }
-
-        if (!ra_config_manages(m->config, name)) {
-                if (d)
-                        forget_disk(m, d, LOG_INFO, "no longer managed: not in devices= or in ignore=.");
-                return;
-        }
-
-        if (!d) {
-                r = add_disk(m, name, &d);
-                if (r < 0) {
-                        log_error_errno(r, "%s: cannot track the disk: %m", name);
-                        return;
+        r = ra_state_save(m->state, m->state_dir);
+        if (r >= 0) {
+                m->state_dirty = false;
+                if (m->state_error) {
+                        log_info("%s/%s can be written again.", m->state_dir, RA_STATE_FILE);
+                        m->state_error = mfree(m->state_error);
+                        ra_bus_manager_changed(m, "StateError");
                 }
-                notify_status(m);
-        } else if (ra_disk_snapshot(d, &before) < 0) {
-                log_error_errno(ENOMEM, "%s: cannot handle the %s event: %m", name, event);
-                return;
+                return 0;
         }
-        d->seen = true;
 
-        if (update_disk(m, d, dev)) {
-                /* A new device, or another medium behind the name: learning starts from what it knew. */
-                if (!ra_streq(before.identity, d->identity)) {
-                        d->model = (RaModel){};
-                        d->trace = (RaTraceAccount){};
-                        d->stat_usec = 0;
-                        if (ra_state_learned(m->state, d->identity) > 0)
-                                ra_adapt_restore(&d->model, ra_state_learned(m->state, d->identity));
-                }
-                tune_disk(m, d, event);
-                if (d->published)
-                        ra_bus_disk_changed(m, d, &before);
-                else
-                        ra_bus_disk_added(m, d);
+        if (asprintf(&error, "Cannot write %s/%s: %s", m->state_dir, RA_STATE_FILE, strerror(-r)) < 0)
+                return -ENOMEM;
+        if (!ra_streq(error, m->state_error)) {
+                log_warning("%s; original, pinned and learned values are kept in memory until it can be.",
+                            error);
+                free(m->state_error);
+                m->state_error = TAKE_PTR(error);
+                ra_bus_manager_changed(m, "StateError");
         }
-        ra_disk_snapshot_clear(&before);
+        return r;
 }
 
-/*
- * Walks every block disk there is: at start (coldplug), after a reload, and
- * after the monitor lost events. Disks we track that are no longer there are
- * dropped, so the registry matches the system afterwards.
- */
-static int enumerate_disks(Manager *m, const char *event) {
-        struct udev_enumerate *e;
-        struct udev_list_entry *item;
-        int r;
-
-        e = udev_enumerate_new(m->udev);
-        if (!e)
-                return log_error_errno(ENOMEM, "Cannot enumerate block devices: %m");
-
-        r = udev_enumerate_add_match_subsystem(e, "block");
-        if (r >= 0)
-                r = udev_enumerate_add_match_property(e, "DEVTYPE", "disk");
-        if (r >= 0)
-                r = udev_enumerate_scan_devices(e);
-        if (r < 0) {
-                udev_enumerate_unref(e);
-                return log_error_errno(r, "Cannot enumerate block devices: %m");
-        }
-
-        for (size_t i = 0; i < m->n_disks; i++)
-                m->disks[i]->seen = false;
-
-        udev_list_entry_foreach (item, udev_enumerate_get_list_entry(e)) {
-                struct udev_device *dev;
-
-                dev = udev_device_new_from_syspath(m->udev, udev_list_entry_get_name(item));
-                if (!dev)
-                        continue; /* gone since the scan */
-                handle_device(m, dev, event);
-                udev_device_unref(dev);
-        }
-        udev_enumerate_unref(e);
-
-        for (size_t i = m->n_disks; i > 0; i--)
-                if (!m->disks[i - 1]->seen)
-                        forget_disk(m, m->disks[i - 1], LOG_INFO, "gone while no events arrived.");
-
-        return 0;
+int ra_manager_flush_state(Manager *m) {
+        return m->state_dirty ? save_state(m) : 0;
 }
 
-static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Manager *m = userdata;
-
-        for (;;) {
-                struct udev_device *dev;
-                const char *action;
-
-                errno = 0;
-                dev = udev_monitor_receive_device(m->monitor);
-                if (!dev)
-                        break;
-
-                action = udev_device_get_action(dev) ?: "change";
-                log_debug("%s: %s event.", udev_device_get_sysname(dev), action);
-                handle_device(m, dev, action);
-                udev_device_unref(dev);
-        }
-
-        /* The socket overflowed: events are lost, so look at everything again. */
-        if (errno == ENOBUFS) {
-                log_warning("Missed udev events (receive buffer overrun); re-reading every disk.");
-                (void) enumerate_disks(m, "overrun");
-        }
-
-        return 0;
-}
-
-/* udevd leaves its control socket behind when it exits: ask whether anyone listens. */
-static bool udevd_runs(void) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = "/run/udev/control" };
-        _cleanup_close_ int fd = -1;
-
-        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-        return fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0;
-}
-
-static int watch_udev(Manager *m) {
-        int r;
-
-        m->monitor = udev_monitor_new_from_netlink(m->udev, "udev");
-        if (!m->monitor)
-                return log_error_errno(errno ?: ENOMEM, "Cannot create the udev monitor: %m");
-
-        r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, "block", "disk");
-        if (r < 0)
-                return log_error_errno(r, "Cannot filter udev events: %m");
-
-        r = udev_monitor_set_receive_buffer_size(m->monitor, MONITOR_BUFFER_BYTES);
-        if (r < 0)
-                log_debug_errno(r, "Cannot enlarge the udev receive buffer, ignoring: %m");
-
-        r = udev_monitor_enable_receiving(m->monitor);
-        if (r < 0)
-                return log_error_errno(r, "Cannot listen to udev events: %m");
-
-        r = sd_event_add_io(m->event, &m->monitor_source, udev_monitor_get_fd(m->monitor), EPOLLIN,
-                            on_monitor, m);
-        if (r < 0)
-                return log_error_errno(r, "Cannot watch udev events: %m");
-
-        if (!udevd_runs())
-                log_warning("udevd does not seem to run: disks are tuned now, but no hotplug "
-                            "events will arrive.");
-        return 0;
-}
+/* --- lifecycle -------------------------------------------------------------- */
 
 int ra_manager_start(Manager *m) {
         int r;
 
         /* Subscribe first, so nothing that appears during the walk is missed. */
-        r = watch_udev(m);
+        r = ra_udev_watch(m);
         if (r < 0)
                 return r;
 
-        r = enumerate_disks(m, "coldplug");
+        r = ra_udev_enumerate(m, "coldplug");
         if (r < 0)
                 return r;
 
@@ -461,7 +357,7 @@ int ra_manager_start(Manager *m) {
         log_info("Managing %zu disk%s%s.", m->n_disks, m->n_disks == 1 ? "" : "s",
                  ra_manager_observing(m) ? " in observe mode: nothing is written" : "");
         (void) sd_notify(false, "READY=1");
-        notify_status(m);
+        ra_manager_notify_status(m);
         return 0;
 }
 
@@ -479,33 +375,22 @@ int ra_manager_reload(Manager *m) {
 
                 ra_config_free(m->config);
                 m->config = c;
+                m->restored = false;
                 log_info("Configuration reloaded.");
                 if (!ra_streq(c->state_dir, m->state_dir))
-                        log_notice("state_dir is now %s, but pins stay in %s until radaemon restarts.",
+                        log_notice("state_dir is now %s, but the state stays in %s until radaemon restarts.",
                                    c->state_dir, m->state_dir);
                 if (was_observing != ra_manager_observing(m))
-                        ra_bus_mode_changed(m);
-                r = enumerate_disks(m, "reload");
+                        ra_bus_manager_changed(m, "Mode");
+                r = ra_udev_enumerate(m, "reload");
         }
 
         (void) sd_notify(false, "READY=1");
-        notify_status(m);
+        ra_manager_notify_status(m);
         return r;
 }
 
-/* Decides again for every disk with this identity and tells the bus what changed. */
-static void retune_identity(Manager *m, const char *identity, const char *event) {
-        for (size_t i = 0; i < m->n_disks; i++) {
-                RaDisk *d = m->disks[i];
-                RaDiskSnapshot before;
-
-                if (!ra_streq(d->identity, identity) || ra_disk_snapshot(d, &before) < 0)
-                        continue;
-                tune_disk(m, d, event);
-                ra_bus_disk_changed(m, d, &before);
-                ra_disk_snapshot_clear(&before);
-        }
-}
+/* --- what the bus, the sampler and signals ask for --------------------------- */
 
 int ra_manager_set_pin(Manager *m, RaDisk *d, uint32_t kb, bool persist, uid_t uid) {
         RaStateEntry *e, saved;
@@ -519,11 +404,10 @@ int ra_manager_set_pin(Manager *m, RaDisk *d, uint32_t kb, bool persist, uid_t u
         if (persist) {
                 e->pin_kb = kb;
                 e->runtime_pin_kb = 0;
-                r = ra_state_save(m->state, m->state_dir);
+                r = save_state(m);
                 if (r < 0) {
                         *e = saved;
-                        return log_warning_errno(r, "%s: cannot store the pin in %s: %m", d->name,
-                                                 m->state_dir);
+                        return r;
                 }
         } else
                 e->runtime_pin_kb = kb;
@@ -540,6 +424,7 @@ int ra_manager_clear_pin(Manager *m, RaDisk *d, uid_t uid) {
 
         if (!e || (e->pin_kb == 0 && e->runtime_pin_kb == 0)) {
                 log_info("%s: no pin to clear (asked by uid %u).", d->name, (unsigned) uid);
+                retune_identity(m, d->identity, "unpin");
                 return 0;
         }
 
@@ -547,11 +432,10 @@ int ra_manager_clear_pin(Manager *m, RaDisk *d, uid_t uid) {
         e->runtime_pin_kb = 0;
         if (e->pin_kb > 0) {
                 e->pin_kb = 0;
-                r = ra_state_save(m->state, m->state_dir);
+                r = save_state(m);
                 if (r < 0) {
                         *e = saved;
-                        return log_warning_errno(r, "%s: cannot remove the pin from %s: %m", d->name,
-                                                 m->state_dir);
+                        return r;
                 }
         }
 
@@ -570,11 +454,85 @@ void ra_manager_learned(Manager *m, RaDisk *d) {
         r = ra_state_ensure(m->state, d->identity, &e);
         if (r >= 0) {
                 e->learned_kb = d->model.learned_kb;
-                r = ra_state_save(m->state, m->state_dir);
+                (void) save_state(m);
         }
-        if (r < 0)
-                log_warning_errno(r, "%s: cannot store what was learned in %s, keeping it in memory: %m",
-                                  d->name, m->state_dir);
 
-        tune_disk(m, d, "learning");
+        ra_manager_tune_disk(m, d, "learning");
+}
+
+void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb) {
+        uint32_t was = d->attrs.read_ahead_kb;
+        uint64_t now;
+
+        if (kb == was)
+                return;
+        d->attrs.read_ahead_kb = kb;
+
+        /* Nothing to defend: observing, no medium, already yielding, or our own value. */
+        if (ra_manager_observing(m) || d->decision.kb == 0 || d->external || kb == d->decision.kb)
+                return;
+
+        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+        if (now - d->reassert_since > REASSERT_WINDOW_USEC) {
+                d->reassert_since = now;
+                d->reasserts = 0;
+        }
+
+        if (m->config->external == RA_EXTERNAL_REASSERT && d->reasserts < REASSERT_MAX) {
+                d->reasserts++;
+                log_info("%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
+                         " KiB behind radaemon's back; "
+                         "writing %" PRIu32 " KiB again (external_changes = reassert).",
+                         d->name, was, kb, d->decision.kb);
+                write_decision(m, d, "reassert");
+                return;
+        }
+
+        if (m->config->external == RA_EXTERNAL_REASSERT)
+                log_info("%s: read_ahead_kb was changed behind radaemon's back %u times within a minute; "
+                         "leaving it at %" PRIu32 " KiB.",
+                         d->name, d->reasserts + 1, kb);
+        else
+                log_info("%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
+                         " KiB behind radaemon's back; "
+                         "leaving it (external_changes = yield).",
+                         d->name, was, kb);
+        d->external = true;
+        ra_manager_tune_disk(m, d, "external change");
+}
+
+unsigned ra_manager_restore(Manager *m, const char *why) {
+        unsigned n = 0;
+
+        for (size_t i = 0; i < m->n_disks; i++) {
+                RaDisk *d = m->disks[i];
+                const RaStateEntry *e = ra_state_find(m->state, d->identity);
+                _cleanup_close_ int sysfd = -1;
+                uint32_t now = d->attrs.read_ahead_kb;
+                int r;
+
+                if (!e || !e->has_original)
+                        continue;
+
+                sysfd = ra_disk_open_sysfs(d);
+                r = sysfd < 0 ? sysfd : ra_apply_read_ahead(sysfd, e->original_kb, &now);
+                if (r == -ENODEV)
+                        continue;
+                if (r < 0) {
+                        log_warning_errno(r, "%s: cannot put back the original %" PRIu32 " KiB: %m", d->name,
+                                          e->original_kb);
+                        continue;
+                }
+                log_info("%s: read_ahead_kb %" PRIu32 " -> %" PRIu32 " KiB, its value before radaemon (%s).",
+                         d->name, d->attrs.read_ahead_kb, now, why);
+                d->attrs.read_ahead_kb = now;
+                n++;
+        }
+
+        if (!m->restored) {
+                m->restored = true;
+                ra_bus_manager_changed(m, "Mode");
+        }
+        ra_manager_notify_status(m);
+        return n;
 }

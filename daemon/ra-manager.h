@@ -11,21 +11,33 @@
 #include "ra-disk.h"
 #include "ra-state.h"
 
+/*
+ * The daemon's one context: the event loop, the configuration, the state
+ * store, and the registry of managed disks. Events come from udev
+ * (ra-udev.c), the sampler (ra-sampler.c) and the bus (ra-bus.c); every
+ * decision and every write goes through here.
+ */
 typedef struct Manager {
         sd_event *event;
         struct udev *udev;
         struct udev_monitor *monitor;
         sd_event_source *monitor_source;
         sd_bus *bus; /* NULL without a system bus */
+        sd_event_source *bus_retry;
+        bool bus_retry_logged; /* "no bus" was said once; say it again only after a success */
         sd_event_source *sampler;
         struct RaTracer *tracer; /* NULL without tracefs */
         bool tracer_dirty;       /* the set of disks changed since its filter was set */
 
         char *config_path;  /* --config FILE, or NULL for the installed files */
         bool force_observe; /* --observe */
+        bool restored;      /* Restore() put the originals back: observe until a reload */
         RaConfig *config;
+
         RaState *state;
-        char *state_dir; /* as it was at start: the one the state was read from */
+        char *state_dir;   /* as it was at start: the one the state was read from */
+        bool state_dirty;  /* an original is waiting to be saved */
+        char *state_error; /* why the last save failed; NULL when it worked */
 
         RaDisk **disks;
         size_t n_disks;
@@ -38,12 +50,46 @@ RA_DEFINE_CLEANUP(Manager, ra_manager_free)
 
 /*
  * Subscribes to udev, tunes every disk there is, publishes them on the bus,
- * and tells systemd we are ready.
+ * starts the sampler, and tells systemd we are ready.
  */
 int ra_manager_start(Manager *m);
 
 /* SIGHUP and Reload(): a bad configuration is logged and the old one kept. */
 int ra_manager_reload(Manager *m);
+
+static inline bool ra_manager_observing(const Manager *m) {
+        return m->force_observe || m->restored || m->config->mode == RA_MODE_OBSERVE;
+}
+
+/* --- the registry ---------------------------------------------------------- */
+
+RaDisk *ra_manager_find_disk(Manager *m, const char *name);
+int ra_manager_add_disk(Manager *m, const char *name, RaDisk **ret);
+/* Drops a disk, from the bus too if clients saw it, saying why at level. */
+void ra_manager_forget_disk(Manager *m, RaDisk *d, int level, const char *why);
+
+/*
+ * A disk was (re)read. For a device radaemon has not seen before, the value
+ * it holds now is remembered as its original (saved by
+ * ra_manager_flush_state() before anything is written); for another medium
+ * behind the name, learning starts from what is known about it.
+ */
+void ra_manager_disk_identified(Manager *m, RaDisk *d, const char *previous_identity);
+
+/* Decides, and writes unless the value is there already or we only observe. */
+void ra_manager_tune_disk(Manager *m, RaDisk *d, const char *event);
+
+void ra_manager_notify_status(Manager *m);
+
+/* --- the state store ------------------------------------------------------- */
+
+/*
+ * Saves the state if anything waits to be saved. A failure is logged once,
+ * published as StateError, and tuning goes on with the state in memory.
+ */
+int ra_manager_flush_state(Manager *m);
+
+/* --- what the bus, the sampler and signals ask for --------------------------- */
 
 /*
  * Pins every disk with d's identity to kb. With persist, the pin is on disk
@@ -55,8 +101,15 @@ int ra_manager_clear_pin(Manager *m, RaDisk *d, uid_t uid);
 /* The adaptive policy learned a new value for d: keep it, and apply it. */
 void ra_manager_learned(Manager *m, RaDisk *d);
 
-RaDisk *ra_manager_find_disk(Manager *m, const char *name);
+/*
+ * The sampler read kb from d's read_ahead_kb. If that is not what radaemon
+ * left there, someone else changed it: external_changes says whether to
+ * yield (Source=external) or to write radaemon's value again.
+ */
+void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb);
 
-static inline bool ra_manager_observing(const Manager *m) {
-        return m->force_observe || m->config->mode == RA_MODE_OBSERVE;
-}
+/*
+ * Puts every managed disk back to the value it had before radaemon first
+ * saw it, and observes from then on, until a reload. Returns how many.
+ */
+unsigned ra_manager_restore(Manager *m, const char *why);

@@ -18,23 +18,14 @@
 #define IDLE_BEFORE_SKIPPING 5
 #define SKIP_MAX 4
 
-static int read_counters(const RaDisk *d, RaDiskStat *ret, uint32_t *ret_kb) {
-        _cleanup_close_ int sysfd = -1;
+static int read_counters(int sysfd, RaDiskStat *ret) {
         char buf[512];
         int r;
-
-        sysfd = ra_disk_open_sysfs(d);
-        if (sysfd < 0)
-                return sysfd;
 
         r = ra_read_file_at(sysfd, "stat", buf, sizeof(buf));
         if (r < 0)
                 return r == -ENOENT ? -ENODEV : r;
-        r = ra_stats_parse(buf, ret);
-        if (r < 0)
-                return r;
-
-        return ra_apply_read_current(sysfd, ret_kb);
+        return ra_stats_parse(buf, ret);
 }
 
 /* Rates move every interval; a signal is worth it only when they moved by a tenth. */
@@ -47,6 +38,7 @@ static void publish_rate(uint64_t *published, double now) {
 }
 
 static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
+        _cleanup_close_ int sysfd = -1;
         RaObservation o = {};
         RaDiskSnapshot before;
         RaDiskStat stat, delta;
@@ -55,16 +47,29 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
         bool learned;
         int r;
 
-        if (d->skip > 0 && d->trace.now.requests == 0) {
-                d->skip--;
+        if (ra_disk_snapshot(d, &before) < 0)
                 return;
+
+        /* Gone: udev's remove event follows. */
+        sysfd = ra_disk_open_sysfs(d);
+        r = sysfd < 0 ? sysfd : ra_apply_read_current(sysfd, &kb);
+        if (r < 0) {
+                log_debug_errno(r, "%s: cannot read read_ahead_kb, skipping: %m", d->name);
+                goto finish;
         }
 
-        /* Gone: udev's remove event follows. No medium: nothing to learn. */
-        r = read_counters(d, &stat, &kb);
+        /* Every interval, idle or not: a change behind our back is noticed within one. */
+        ra_manager_check_drift(m, d, kb);
+
+        if (d->skip > 0 && d->trace.now.requests == 0) {
+                d->skip--;
+                goto finish;
+        }
+
+        r = read_counters(sysfd, &stat);
         if (r < 0) {
                 log_debug_errno(r, "%s: cannot read the statistics, skipping: %m", d->name);
-                return;
+                goto finish;
         }
 
         /* The first sample, or counters that were reset (another device behind the name): a baseline. */
@@ -72,7 +77,7 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
                 d->stat = stat;
                 d->stat_usec = now;
                 ra_trace_account_take(&d->trace, &o.trace);
-                return;
+                goto finish;
         }
 
         ra_stats_rates(&delta, (double) (now - d->stat_usec) / 1e6, &o.rates);
@@ -88,9 +93,6 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
                 .max_sectors_kb = d->attrs.max_sectors_kb,
         };
 
-        if (ra_disk_snapshot(d, &before) < 0)
-                return;
-
         learned = d->attrs.size_bytes > 0 && ra_adapt_update(&d->model, &o, &limits);
         if (d->model.workload != RA_WORKLOAD_IDLE)
                 log_debug("%s: %.0f reads/s, %.0f KiB/s, %.0f KiB a request; traced %" PRIu64
@@ -101,7 +103,6 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
                           o.trace.request_kb, o.trace.bytes ? o.trace.window_bytes * 100 / o.trace.bytes : 0,
                           kb, ra_workload_to_string(d->model.workload));
 
-        d->attrs.read_ahead_kb = kb;
         d->workload = ra_workload_to_string(d->model.workload);
         publish_rate(&d->read_bytes_per_sec, o.rates.read_bytes_per_sec);
         publish_rate(&d->avg_read_request_bytes, o.rates.avg_read_request_bytes);
@@ -118,6 +119,7 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
         if (learned)
                 ra_manager_learned(m, d);
 
+finish:
         ra_bus_disk_changed(m, d, &before);
         ra_disk_snapshot_clear(&before);
 }

@@ -136,6 +136,13 @@ static int run(void) {
         (void) sd_notify(false, "STOPPING=1");
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
+
+        if (m->config->restore_on_exit) {
+                unsigned n = ra_manager_restore(m, "restore_on_exit");
+
+                log_info("Put %u disk%s back to their values before radaemon (restore_on_exit).", n,
+                         n == 1 ? "" : "s");
+        }
         return 0;
 }
 

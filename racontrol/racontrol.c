@@ -19,6 +19,7 @@ static const struct {
         { "set", 2, verb_set, "DEV KB [--runtime]", "pin DEV to KB KiB" },
         { "auto", 1, verb_auto, "DEV", "clear a pin: radaemon decides again" },
         { "reload", 0, verb_reload, "", "re-read the configuration" },
+        { "restore", 0, verb_restore, "", "put every disk back as it was before radaemon" },
         { "monitor", 0, verb_monitor, "", "print every change as it happens, until Ctrl-C" },
 };
 

@@ -26,6 +26,7 @@ int verb_set(RcContext *c, char **args);
 int verb_auto(RcContext *c, char **args);
 int verb_reload(RcContext *c, char **args);
 int verb_monitor(RcContext *c, char **args);
+int verb_restore(RcContext *c, char **args);
 
 /* --- rc-bus.c: talking to radaemon --------------------------------------- */
 
@@ -61,8 +62,8 @@ int rc_connect(RcContext *c);
 int rc_get_devices(RcContext *c, RcDevice **ret, size_t *ret_n);
 /* One device by kernel name. */
 int rc_get_device(RcContext *c, const char *name, RcDevice *ret);
-/* The manager's Version and Mode. */
-int rc_get_manager(RcContext *c, char **ret_version, char **ret_mode);
+/* The manager's Version, Mode and StateError. */
+int rc_get_manager(RcContext *c, char **ret_version, char **ret_mode, char **ret_state_error);
 
 /*
  * Reads one property of a device into d; returns 0 when the name is not a

@@ -271,7 +271,7 @@ int rc_get_device(RcContext *c, const char *name, RcDevice *ret) {
         return 0;
 }
 
-int rc_get_manager(RcContext *c, char **ret_version, char **ret_mode) {
+int rc_get_manager(RcContext *c, char **ret_version, char **ret_mode, char **ret_state_error) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         int r;
 
@@ -284,6 +284,9 @@ int rc_get_manager(RcContext *c, char **ret_version, char **ret_mode) {
         if (r >= 0)
                 r = sd_bus_get_property_string(c->bus, RA_BUS_NAME, RA_BUS_PATH, RA_BUS_MANAGER_INTERFACE,
                                                "Mode", &error, ret_mode);
+        if (r >= 0)
+                r = sd_bus_get_property_string(c->bus, RA_BUS_NAME, RA_BUS_PATH, RA_BUS_MANAGER_INTERFACE,
+                                               "StateError", &error, ret_state_error);
         if (r < 0)
                 return rc_report_error("reading the manager", &error, r);
         return 0;

@@ -8,7 +8,7 @@
 #include "ra-util.h"
 #include "racontrol.h"
 
-static void print_table(const RcDevice *devices, size_t n, const char *mode) {
+static void print_table(const RcDevice *devices, size_t n, const char *mode, const char *state_error) {
         int width = (int) strlen("DEVICE");
 
         for (size_t i = 0; i < n; i++)
@@ -32,15 +32,18 @@ static void print_table(const RcDevice *devices, size_t n, const char *mode) {
                 printf("(radaemon manages no disk)\n");
         if (strcmp(mode, "observe") == 0)
                 printf("\nradaemon is in observe mode: it decides and reports, but writes nothing.\n");
+        if (state_error[0])
+                printf("\nWarning: %s; radaemon keeps its state in memory until it can write it.\n",
+                       state_error);
 }
 
 int verb_status(RcContext *c, char **args) {
-        _cleanup_free_ char *version = NULL, *mode = NULL;
+        _cleanup_free_ char *version = NULL, *mode = NULL, *state_error = NULL;
         RcDevice *devices = NULL;
         size_t n = 0;
         int r;
 
-        r = rc_get_manager(c, &version, &mode);
+        r = rc_get_manager(c, &version, &mode, &state_error);
         if (r != 0)
                 return r;
         r = rc_get_devices(c, &devices, &n);
@@ -52,6 +55,8 @@ int verb_status(RcContext *c, char **args) {
                 rc_json_string(version);
                 fputs(",\"mode\":", stdout);
                 rc_json_string(mode);
+                fputs(",\"state_error\":", stdout);
+                rc_json_string(state_error);
                 fputs(",\"devices\":[", stdout);
                 for (size_t i = 0; i < n; i++) {
                         if (i > 0)
@@ -60,7 +65,7 @@ int verb_status(RcContext *c, char **args) {
                 }
                 fputs("]}\n", stdout);
         } else
-                print_table(devices, n, mode);
+                print_table(devices, n, mode, state_error);
 
         for (size_t i = 0; i < n; i++)
                 rc_device_clear(&devices[i]);

@@ -21,6 +21,7 @@ UDEVD_PID=
 BUS_PID=
 CGROUPS=()
 TRACEFS_MOUNTED=
+RA_CLEANUP_HOOKS=() # commands a test adds, run first at exit
 RA_LOOPS=()
 
 ra_log() { printf '%s: %s\n' "$(basename "$0")" "$*"; }
@@ -225,11 +226,18 @@ ra_stop_daemon() {
 ra_daemon_log_has() { grep -qE "$1" "$T/daemon.log"; }
 
 ra_wait_log() {
-	ra_wait_for "grep -qE '$1' '$T/daemon.log'" || ra_fail "the daemon never logged /$1/"
+	local deadline=$((SECONDS + RA_TIMEOUT))
+	until grep -qE -- "$1" "$T/daemon.log"; do
+		((SECONDS < deadline)) || ra_fail "the daemon never logged /$1/"
+		sleep 0.02
+	done
 }
 
 ra_cleanup() {
-	local rc=$? index dir
+	local rc=$? index dir hook
+	for hook in "${RA_CLEANUP_HOOKS[@]}"; do
+		"$hook" || true
+	done
 	if [[ -n $DAEMON_PID ]]; then
 		kill "$DAEMON_PID" 2>/dev/null || true
 		wait "$DAEMON_PID" 2>/dev/null || true

@@ -26,7 +26,8 @@ prior_big=$(ra_kb "$big")
 out=$("$RACONTROL" set "$tiny" 64) || ra_fail "racontrol set failed: $out"
 [[ $out == "$tiny: pinned to 64 KiB; the pin survives restarts and re-plugs." ]] || ra_fail "unexpected output: $out"
 [[ $(ra_kb "$tiny") == 64 ]] || ra_fail "$tiny is $(ra_kb "$tiny") KiB after set 64"
-grep -qx "device loop:$T/tiny.img pin=64" "$T/state/state" || ra_fail "the pin is not in the state file: $(cat "$T/state/state")"
+grep -qE "^device loop:$T/tiny.img original=[0-9]+ pin=64$" "$T/state/state" ||
+	ra_fail "the pin is not in the state file: $(cat "$T/state/state")"
 "$RACONTROL" show "$tiny" --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
@@ -37,7 +38,7 @@ ra_ok "set: $tiny pinned to 64 KiB and stored"
 # A runtime pin is applied but not stored.
 "$RACONTROL" set "$big" 256 --runtime >/dev/null || ra_fail "set --runtime failed"
 [[ $(ra_kb "$big") == 256 ]] || ra_fail "$big is $(ra_kb "$big") KiB after set 256 --runtime"
-if grep -q "big.img" "$T/state/state"; then
+if grep -q "big.img.*pin=" "$T/state/state"; then
 	ra_fail "a --runtime pin was stored"
 fi
 
@@ -61,7 +62,7 @@ ra_ok "re-plug: the pin followed $T/tiny.img to loop$replug"
 # auto: back to radaemon's own value, and gone from the state file.
 out=$("$RACONTROL" auto "loop$replug") || ra_fail "racontrol auto failed: $out"
 ra_wait_kb "loop$replug" 4
-if grep -q "tiny.img" "$T/state/state"; then
+if grep -q "tiny.img.*pin=" "$T/state/state"; then
 	ra_fail "the pin is still stored after auto"
 fi
 ra_stop_daemon
@@ -70,10 +71,11 @@ ra_start_daemon
 [[ $(ra_kb "loop$replug") == 4 ]] || ra_fail "after auto and a restart loop$replug is $(ra_kb "loop$replug") KiB"
 ra_ok "auto: the pin is cleared for good"
 
-# The state file stays parseable and holds only what is pinned.
+# The state file holds each device once, its original value, and only the stored pins.
 "$RACONTROL" set "$big" 1024 >/dev/null || ra_fail "set failed"
-grep -v '^#' "$T/state/state" >"$T/state.lines"
-[[ $(cat "$T/state.lines") == "device loop:$T/big.img pin=1024" ]] || ra_fail "state file: $(cat "$T/state/state")"
+grep -v '^#' "$T/state/state" | sort >"$T/state.lines"
+printf '%s\n' "device loop:$T/big.img original=2560 pin=1024" "device loop:$T/tiny.img original=2560" >"$T/state.want"
+diff -u "$T/state.want" "$T/state.lines" || ra_fail "unexpected state file"
 compgen -G "$T/state/.state.*" >/dev/null && ra_fail "a temporary state file was left behind"
 ra_ok "the state file holds exactly the stored pins"
 

@@ -56,6 +56,8 @@ START_TEST(test_defaults) {
         ck_assert_str_eq(c->state_dir, LOCALSTATEDIR "/lib/radaemon");
         ck_assert_uint_eq(c->bounds.min_kb, 4);
         ck_assert_uint_eq(c->bounds.max_kb, 8192);
+        ck_assert(!c->restore_on_exit);
+        ck_assert_int_eq(c->external, RA_EXTERNAL_YIELD);
 
         ck_assert(ra_config_manages(c, "sda"));
         ck_assert(!ra_config_manages(c, "zram0"));
@@ -78,10 +80,12 @@ START_TEST(test_good_file) {
                        "mode = observe ; inline\n"
                        "interval_ms = 250\n"
                        "state_dir = /tmp/ra-state\n"
+                       "restore_on_exit = yes\n"
                        "\n"
                        "[policy]\n"
                        "min_kb = 16\n"
                        "max_kb = 4096\n"
+                       "external_changes = reassert\n"
                        "[device:sd*]\n"
                        "max_kb = 1024\n"
                        "[device:sdb]\n"
@@ -94,6 +98,8 @@ START_TEST(test_good_file) {
         ck_assert_int_eq(c->mode, RA_MODE_OBSERVE);
         ck_assert_uint_eq(c->interval_ms, 250);
         ck_assert_str_eq(c->state_dir, "/tmp/ra-state");
+        ck_assert(c->restore_on_exit);
+        ck_assert_int_eq(c->external, RA_EXTERNAL_REASSERT);
 
         ck_assert(ra_config_manages(c, "sda"));
         ck_assert(!ra_config_manages(c, "sdz"));
@@ -127,6 +133,8 @@ START_TEST(test_shipped_file) {
         ck_assert_int_eq(c->mode, defaults->mode);
         ck_assert_uint_eq(c->bounds.min_kb, defaults->bounds.min_kb);
         ck_assert_uint_eq(c->bounds.max_kb, defaults->bounds.max_kb);
+        ck_assert_int_eq(c->restore_on_exit, defaults->restore_on_exit);
+        ck_assert_int_eq(c->external, defaults->external);
         ck_assert_uint_eq(ra_strv_length(c->ignore), ra_strv_length(defaults->ignore));
         ck_assert_str_eq(c->state_dir, defaults->state_dir);
         ck_assert_uint_eq(c->n_sections, 0);
@@ -182,6 +190,25 @@ START_TEST(test_long_line) {
         ck_assert_ptr_nonnull(strstr(errors[0], "longer than"));
         /* What follows the long line is still read, on its own line. */
         ck_assert_int_eq(c->mode, RA_MODE_AUTO);
+}
+END_TEST
+
+START_TEST(test_bad_choices) {
+        _cleanup_(ra_config_freep) RaConfig *c = NULL;
+        _cleanup_(ra_strv_freep) char **errors = NULL;
+        const unsigned lines[] = { 2, 4 };
+
+        ck_assert_int_eq(parse_text("[daemon]\n"
+                                    "restore_on_exit = maybe\n"
+                                    "[policy]\n"
+                                    "external_changes = fight\n",
+                                    &c, &errors),
+                         -EINVAL);
+        assert_error_lines(errors, lines, ELEMENTSOF(lines));
+        ck_assert_ptr_nonnull(strstr(errors[0], "restore_on_exit must be 'yes' or 'no', not 'maybe'"));
+        ck_assert_ptr_nonnull(
+                strstr(errors[1], "external_changes must be 'yield' or 'reassert', not 'fight'"));
+        ck_assert_str_eq(ra_external_to_string(RA_EXTERNAL_REASSERT), "reassert");
 }
 END_TEST
 
@@ -301,6 +328,7 @@ int main(void) {
         tcase_add_test(tc, test_shipped_file);
         tcase_add_test(tc, test_bad_lines);
         tcase_add_test(tc, test_long_line);
+        tcase_add_test(tc, test_bad_choices);
         tcase_add_test(tc, test_continuation);
         tcase_add_test(tc, test_bounds_crossed);
         tcase_add_test(tc, test_missing_file);

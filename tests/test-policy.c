@@ -206,6 +206,14 @@ START_TEST(test_decide_precedence) {
         ck_assert_int_eq(d.source, RA_SOURCE_PINNED);
         ck_assert_uint_eq(d.kb, 64);
         assert_one_sentence(d.reason);
+
+        /* Yielding to someone else's value beats everything: it is what is there. */
+        a.read_ahead_kb = 768;
+        s.external = true;
+        ra_policy_decide(&a, &s, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_EXTERNAL);
+        ck_assert_uint_eq(d.kb, 768);
+        assert_one_sentence(d.reason);
 }
 END_TEST
 

@@ -56,6 +56,33 @@ START_TEST(test_round_trip) {
 }
 END_TEST
 
+/* The first value seen is the original, kept for good; 0 is a value too. */
+START_TEST(test_original) {
+        _cleanup_(ra_state_freep) RaState *s = NULL, *back = NULL;
+        _cleanup_(ra_strv_freep) char **errors = NULL;
+        _cleanup_free_ char *text = NULL;
+        RaStateEntry *e;
+
+        ck_assert_int_eq(ra_state_new(&s), 0);
+        ck_assert_int_eq(ra_state_remember_original(s, "name:sdb", 0), 1);
+        ck_assert_int_eq(ra_state_remember_original(s, "name:sdb", 2560), 0);
+        ck_assert_int_eq(ra_state_remember_original(s, "name:sdc", 2560), 1);
+        ck_assert_int_eq(ra_state_format(s, &text), 0);
+        ck_assert_ptr_nonnull(strstr(text, "device name:sdb original=0\n"));
+        ck_assert_ptr_nonnull(strstr(text, "device name:sdc original=2560\n"));
+
+        back = parse(text, 0, &errors);
+        e = ra_state_find(back, "name:sdb");
+        ck_assert_ptr_nonnull(e);
+        ck_assert(e->has_original);
+        ck_assert_uint_eq(e->original_kb, 0);
+        ck_assert_int_eq(ra_state_remember_original(back, "name:sdc", 4), 0);
+        ck_assert_uint_eq(ra_state_find(back, "name:sdc")->original_kb, 2560);
+
+        ra_state_free(parse("device name:x original=99999999\n", -EINVAL, &errors));
+}
+END_TEST
+
 START_TEST(test_runtime_pin_wins) {
         _cleanup_(ra_state_freep) RaState *s = NULL;
         RaStateEntry *e;
@@ -190,6 +217,7 @@ int main(void) {
         TCase *tc = tcase_create("store");
 
         tcase_add_test(tc, test_round_trip);
+        tcase_add_test(tc, test_original);
         tcase_add_test(tc, test_runtime_pin_wins);
         tcase_add_test(tc, test_bad_lines);
         tcase_add_test(tc, test_bad_learned);

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "ra-bus.h"
+#include "ra-log.h"
+#include "ra-manager.h"
+#include "ra-udev.h"
+#include "ra-util.h"
+
+/* Enough for hundreds of disks appearing at once without ENOBUFS. */
+#define MONITOR_BUFFER_BYTES (128 * 1024 * 1024)
+
+/*
+ * A disk read from an event or an enumeration, to be tuned once the state
+ * (with any new original value) is saved: an original must be on disk before
+ * radaemon first writes, and one save for hundreds of disks keeps coldplug
+ * fast.
+ */
+typedef struct Prepared {
+        RaDisk *disk;
+        RaDiskSnapshot before; /* what D-Bus clients saw, for PropertiesChanged */
+} Prepared;
+
+/* Re-reads a disk the registry holds; false when it was dropped. */
+static bool update_disk(Manager *m, RaDisk *d, struct udev_device *dev) {
+        const char *bad = NULL;
+        int r;
+
+        r = ra_disk_update(d, dev, &bad);
+        if (r == -ENODEV) {
+                ra_manager_forget_disk(m, d, LOG_DEBUG,
+                                       "gone, or without queue/read_ahead_kb; not managed.");
+                return false;
+        }
+        if (r == -EINVAL && bad)
+                log_warning("%s: ignoring %s=%s from udev: not a multiple of 4 from %u to %u (KiB) "
+                            "or a boolean.",
+                            d->name, bad, udev_device_get_property_value(dev, bad), RA_KB_MIN, RA_KB_LIMIT);
+        else if (r < 0) {
+                log_warning_errno(r, "%s: cannot read the device: %m", d->name);
+                ra_manager_forget_disk(m, d, LOG_WARNING, "leaving it alone.");
+                return false;
+        }
+
+        if (d->attrs.ignore) {
+                ra_manager_forget_disk(m, d, LOG_INFO,
+                                       "RADAEMON_IGNORE is set by a udev rule; leaving it alone.");
+                return false;
+        }
+        return true;
+}
+
+/* Registers, updates or drops the disk of one event; ret->disk is set when it is to be tuned. */
+static void prepare_device(Manager *m, struct udev_device *dev, const char *event, Prepared *ret) {
+        const char *name = udev_device_get_sysname(dev);
+        RaDisk *d;
+        int r;
+
+        *ret = (Prepared){};
+        if (!name || !ra_streq(udev_device_get_devtype(dev), "disk"))
+                return;
+
+        d = ra_manager_find_disk(m, name);
+
+        if (ra_streq(event, "remove")) {
+                if (d)
+                        ra_manager_forget_disk(m, d, LOG_INFO, "removed.");
+                return;
+        }
+
+        if (!ra_config_manages(m->config, name)) {
+                if (d)
+                        ra_manager_forget_disk(m, d, LOG_INFO,
+                                               "no longer managed: not in devices= or in ignore=.");
+                return;
+        }
+
+        if (!d) {
+                r = ra_manager_add_disk(m, name, &d);
+                if (r < 0) {
+                        log_error_errno(r, "%s: cannot track the disk: %m", name);
+                        return;
+                }
+        } else if (ra_disk_snapshot(d, &ret->before) < 0) {
+                log_error_errno(ENOMEM, "%s: cannot handle the %s event: %m", name, event);
+                return;
+        }
+        d->seen = true;
+
+        if (!update_disk(m, d, dev)) {
+                ra_disk_snapshot_clear(&ret->before);
+                return;
+        }
+
+        /* The kernel re-read the device, or the configuration changed: radaemon's value applies again. */
+        d->external = false;
+        ra_manager_disk_identified(m, d, ret->before.identity);
+        ret->disk = d;
+}
+
+static void finish_device(Manager *m, Prepared *p, const char *event) {
+        ra_manager_tune_disk(m, p->disk, event);
+        if (p->disk->published)
+                ra_bus_disk_changed(m, p->disk, &p->before);
+        else
+                ra_bus_disk_added(m, p->disk);
+        ra_disk_snapshot_clear(&p->before);
+}
+
+static void handle_device(Manager *m, struct udev_device *dev, const char *event) {
+        Prepared p;
+
+        prepare_device(m, dev, event, &p);
+        if (!p.disk)
+                return;
+        (void) ra_manager_flush_state(m);
+        finish_device(m, &p, event);
+}
+
+int ra_udev_enumerate(Manager *m, const char *event) {
+        struct udev_enumerate *e;
+        struct udev_list_entry *item;
+        _cleanup_free_ Prepared *prepared = NULL;
+        size_t n = 0, allocated = 0;
+        int r;
+
+        e = udev_enumerate_new(m->udev);
+        if (!e)
+                return log_error_errno(ENOMEM, "Cannot enumerate block devices: %m");
+
+        r = udev_enumerate_add_match_subsystem(e, "block");
+        if (r >= 0)
+                r = udev_enumerate_add_match_property(e, "DEVTYPE", "disk");
+        if (r >= 0)
+                r = udev_enumerate_scan_devices(e);
+        if (r < 0) {
+                udev_enumerate_unref(e);
+                return log_error_errno(r, "Cannot enumerate block devices: %m");
+        }
+
+        for (size_t i = 0; i < m->n_disks; i++)
+                m->disks[i]->seen = false;
+
+        udev_list_entry_foreach (item, udev_enumerate_get_list_entry(e)) {
+                struct udev_device *dev;
+
+                dev = udev_device_new_from_syspath(m->udev, udev_list_entry_get_name(item));
+                if (!dev)
+                        continue; /* gone since the scan */
+
+                if (n == allocated) {
+                        Prepared *grown = realloc(prepared, (allocated * 2 + 16) * sizeof(Prepared));
+
+                        if (!grown) {
+                                udev_device_unref(dev);
+                                r = log_error_errno(ENOMEM, "Cannot enumerate block devices: %m");
+                                break;
+                        }
+                        prepared = grown;
+                        allocated = allocated * 2 + 16;
+                }
+
+                prepare_device(m, dev, event, &prepared[n]);
+                if (prepared[n].disk)
+                        n++;
+                udev_device_unref(dev);
+        }
+        udev_enumerate_unref(e);
+
+        (void) ra_manager_flush_state(m);
+        for (size_t i = 0; i < n; i++)
+                finish_device(m, &prepared[i], event);
+
+        for (size_t i = m->n_disks; i > 0; i--)
+                if (!m->disks[i - 1]->seen)
+                        ra_manager_forget_disk(m, m->disks[i - 1], LOG_INFO,
+                                               "gone while no events arrived.");
+
+        return r < 0 ? r : 0;
+}
+
+static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+
+        for (;;) {
+                struct udev_device *dev;
+                const char *action;
+
+                errno = 0;
+                dev = udev_monitor_receive_device(m->monitor);
+                if (!dev)
+                        break;
+
+                action = udev_device_get_action(dev) ?: "change";
+                log_debug("%s: %s event.", udev_device_get_sysname(dev), action);
+                handle_device(m, dev, action);
+                udev_device_unref(dev);
+        }
+
+        /* The socket overflowed: events are lost, so look at everything again. */
+        if (errno == ENOBUFS) {
+                log_warning("Missed udev events (receive buffer overrun); re-reading every disk.");
+                (void) ra_udev_enumerate(m, "overrun");
+        }
+
+        return 0;
+}
+
+/* udevd leaves its control socket behind when it exits: ask whether anyone listens. */
+static bool udevd_runs(void) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = "/run/udev/control" };
+        _cleanup_close_ int fd = -1;
+
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        return fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0;
+}
+
+int ra_udev_watch(Manager *m) {
+        const char *e = getenv("RADAEMON_UDEV_BUFFER_BYTES");
+        uint32_t buffer = MONITOR_BUFFER_BYTES;
+        int r;
+
+        /* Tests make the buffer small to see an overrun handled. */
+        if (e && ra_parse_u32(e, &buffer) < 0)
+                log_warning("Ignoring RADAEMON_UDEV_BUFFER_BYTES=%s: not a number.", e);
+
+        m->monitor = udev_monitor_new_from_netlink(m->udev, "udev");
+        if (!m->monitor)
+                return log_error_errno(errno ?: ENOMEM, "Cannot create the udev monitor: %m");
+
+        r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, "block", "disk");
+        if (r < 0)
+                return log_error_errno(r, "Cannot filter udev events: %m");
+
+        r = udev_monitor_set_receive_buffer_size(m->monitor, (int) buffer);
+        if (r < 0)
+                log_debug_errno(r, "Cannot set the udev receive buffer, ignoring: %m");
+
+        r = udev_monitor_enable_receiving(m->monitor);
+        if (r < 0)
+                return log_error_errno(r, "Cannot listen to udev events: %m");
+
+        r = sd_event_add_io(m->event, &m->monitor_source, udev_monitor_get_fd(m->monitor), EPOLLIN,
+                            on_monitor, m);
+        if (r < 0)
+                return log_error_errno(r, "Cannot watch udev events: %m");
+
+        if (!udevd_runs())
+                log_warning(
+                        "udevd does not seem to run: disks are tuned now, but no hotplug events will arrive.");
+        return 0;
+}

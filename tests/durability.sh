@@ -1,0 +1,68 @@
+#!/bin/bash
+# No acknowledged pin is lost: the daemon is killed with SIGKILL at random
+# moments while a client pins values as fast as it can, and every time it
+# comes back with each device's last acknowledged pin (or the one call that
+# was in flight when it died) and a state file that parses.
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+ra_setup
+ra_start_bus
+
+devices=()
+for i in 1 2 3; do
+	ra_new_loop "d$i" 64M
+	devices+=("$LOOP")
+done
+udevadm settle
+ra_config <<CONF
+[daemon]
+devices = ${devices[*]}
+state_dir = $T/state
+CONF
+
+# pinner: pins random values to random devices; logs each call before it is
+# made ("sent") and after it is acknowledged ("acked").
+pinner() {
+	local dev kb
+	while :; do
+		dev=${devices[RANDOM % ${#devices[@]}]}
+		kb=$(((RANDOM % 2048 + 2) * 4))
+		echo "$dev $kb" >>"$T/sent"
+		if "$RACONTROL" set "$dev" "$kb" >/dev/null 2>&1; then
+			echo "$dev $kb" >>"$T/acked"
+		fi
+	done
+}
+
+touch "$T/sent" "$T/acked"
+ra_start_daemon
+rounds=15
+for round in $(seq "$rounds"); do
+	pinner &
+	pinner_pid=$!
+	sleep "0.$((RANDOM % 5))$((RANDOM % 10))"
+	kill -KILL "$DAEMON_PID"
+	wait "$DAEMON_PID" 2>/dev/null || true
+	DAEMON_PID=
+	kill "$pinner_pid"
+	wait "$pinner_pid" 2>/dev/null || true
+
+	ra_start_daemon
+	if ra_daemon_log_has "that line is skipped|Cannot read $T/state"; then
+		ra_fail "round $round: the state file did not parse"
+	fi
+	for dev in "${devices[@]}"; do
+		acked=$(grep "^$dev " "$T/acked" | tail -n 1 | cut -d' ' -f2)
+		[[ -n $acked ]] || continue
+		# A call after the last acknowledged one may have been stored before the kill.
+		inflight=$(awk -v d="$dev" -v a="$acked" '$1 == d { v[++n] = $2 } END {
+			for (i = n; i > 0 && v[i] != a; i--) last = v[i]; print last }' "$T/sent")
+		now=$("$RACONTROL" show "$dev" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["source"], d["target_kb"])')
+		[[ $now == "pinned $acked" || (-n $inflight && $now == "pinned $inflight") ]] ||
+			ra_fail "round $round: $dev is '$now', the last acknowledged pin was $acked${inflight:+ (in flight: $inflight)}"
+	done
+done
+n=$(wc -l <"$T/acked")
+((n > rounds)) || ra_fail "only $n pins were acknowledged in $rounds rounds: the test did not test much"
+ra_ok "$rounds SIGKILLs during $n acknowledged pins: none lost, the state file always parsed"
+ra_stop_daemon
