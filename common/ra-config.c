@@ -461,6 +461,25 @@ int ra_config_parse_file(RaConfig *c, const char *path, char ***errors) {
         return check_bounds(c, errors, min_at, max_at);
 }
 
+int ra_config_parse_text(RaConfig *c, const char *name, const char *text, size_t len, char ***errors) {
+        _cleanup_fclose_ FILE *f = NULL;
+        Location min_at = {}, max_at = {};
+        int r;
+
+        /* fmemopen() refuses an empty buffer; an empty file is a valid one. */
+        if (len == 0)
+                return 0;
+
+        f = fmemopen((void *) text, len, "r");
+        if (!f)
+                return negative_errno();
+
+        r = parse_stream(c, name, f, errors, &min_at, &max_at);
+        if (r < 0)
+                return r;
+        return check_bounds(c, errors, min_at, max_at);
+}
+
 static int is_conf_file(const struct dirent *de) {
         size_t len = strlen(de->d_name);
 

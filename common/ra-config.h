@@ -62,6 +62,9 @@ RA_DEFINE_CLEANUP(RaConfig, ra_config_free)
  */
 int ra_config_parse_file(RaConfig *c, const char *path, char ***errors);
 
+/* The same, for text in memory (tests, fuzzing); name is used in errors. */
+int ra_config_parse_text(RaConfig *c, const char *name, const char *text, size_t len, char ***errors);
+
 /*
  * Loads the main file (a missing one means defaults) and then the *.conf files
  * of dropin_dir in lexical order; dropin_dir may be NULL.
