@@ -13,6 +13,7 @@
 #include "ra-bus.h"
 #include "ra-log.h"
 #include "ra-manager.h"
+#include "ra-settings.h"
 #include "ra-util.h"
 
 /* Enough for hundreds of disks appearing at once without ENOBUFS. */
@@ -203,8 +204,7 @@ static void tune_disk(Manager *m, RaDisk *d, const char *event) {
         RaDecision previous = d->decision;
         bool news;
 
-        ra_config_device_settings(m->config, d->name, &d->settings);
-        d->settings.pinned_kb = ra_state_pin(m->state, d->identity);
+        ra_settings_for_device(m->config, m->state, d->name, d->identity, &d->settings);
         ra_policy_decide(&d->attrs, &d->settings, &d->decision);
 
         /* A change event that changes nothing is not worth an info line. */
