@@ -20,6 +20,8 @@ DAEMON_PID=
 UDEVD_PID=
 BUS_PID=
 RA_LOOPS=()
+RA_RULES=()     # udev rule files this test installed
+RA_RULES_MKDIR= # set when this test created /run/udev/rules.d
 
 ra_log() { printf '%s: %s\n' "$(basename "$0")" "$*"; }
 
@@ -198,11 +200,35 @@ ra_wait_log() {
 	ra_wait_for "grep -qE '$1' '$T/daemon.log'" || ra_fail "the daemon never logged /$1/"
 }
 
+# ra_udev_rule NAME: installs stdin as /run/udev/rules.d/NAME for this test
+# only (removed again on exit, whatever happens) and has udevd load it. A
+# rule must match only this test's loop devices. Not in a pipeline: the file
+# must be remembered by this shell, not a subshell.
+ra_udev_rule() {
+	local path=/run/udev/rules.d/$1
+	[[ $BASHPID == "$$" ]] || ra_fail "ra_udev_rule $1 in a subshell: it would outlive the test"
+	if [[ ! -d /run/udev/rules.d ]]; then
+		mkdir /run/udev/rules.d
+		RA_RULES_MKDIR=1
+	fi
+	RA_RULES+=("$path")
+	cat >"$path"
+	udevadm control --reload || ra_fail "udevadm control --reload failed"
+}
+
 ra_cleanup() {
-	local rc=$? index
+	local rc=$? index rule
 	if [[ -n $DAEMON_PID ]]; then
 		kill "$DAEMON_PID" 2>/dev/null || true
 		wait "$DAEMON_PID" 2>/dev/null || true
+	fi
+	# Rules go before the loop devices, so no event of theirs meets them.
+	if ((${#RA_RULES[@]} > 0)); then
+		for rule in "${RA_RULES[@]}"; do
+			rm -f "$rule"
+		done
+		[[ -z $RA_RULES_MKDIR ]] || rmdir /run/udev/rules.d 2>/dev/null || true
+		udevadm control --reload 2>/dev/null || true
 	fi
 	for index in "${RA_LOOPS[@]}"; do
 		ra_remove_loop "$index"
