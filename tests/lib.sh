@@ -22,6 +22,7 @@ BUS_PID=
 RA_LOOPS=()
 RA_RULES=()     # udev rule files this test installed
 RA_RULES_MKDIR= # set when this test created /run/udev/rules.d
+RA_PIDS=()      # other background processes this test started
 
 ra_log() { printf '%s: %s\n' "$(basename "$0")" "$*"; }
 
@@ -217,11 +218,15 @@ ra_udev_rule() {
 }
 
 ra_cleanup() {
-	local rc=$? index rule
+	local rc=$? index rule pid
 	if [[ -n $DAEMON_PID ]]; then
 		kill "$DAEMON_PID" 2>/dev/null || true
 		wait "$DAEMON_PID" 2>/dev/null || true
 	fi
+	for pid in "${RA_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
 	# Rules go before the loop devices, so no event of theirs meets them.
 	if ((${#RA_RULES[@]} > 0)); then
 		for rule in "${RA_RULES[@]}"; do
