@@ -23,6 +23,7 @@ RA_LOOPS=()
 RA_RULES=()     # udev rule files this test installed
 RA_RULES_MKDIR= # set when this test created /run/udev/rules.d
 RA_PIDS=()      # other background processes this test started
+RA_HOOKS=()     # functions ra_cleanup calls first, to undo what a test did
 
 ra_log() { printf '%s: %s\n' "$(basename "$0")" "$*"; }
 
@@ -218,7 +219,10 @@ ra_udev_rule() {
 }
 
 ra_cleanup() {
-	local rc=$? index rule pid
+	local rc=$? index rule pid hook
+	for hook in "${RA_HOOKS[@]}"; do
+		"$hook" || ra_log "WARNING: $hook failed"
+	done
 	if [[ -n $DAEMON_PID ]]; then
 		kill "$DAEMON_PID" 2>/dev/null || true
 		wait "$DAEMON_PID" 2>/dev/null || true
