@@ -153,13 +153,16 @@ void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *r
                            s->config_kb);
         } else if (s->learned_kb > 0 && a->size_bytes > 0) {
                 *ret = (RaDecision){ .kb = clamp_kb(s->learned_kb, bounds), .source = RA_SOURCE_LEARNED };
-                if (ret->kb == s->learned_kb && s->learned_reason && s->learned_reason[0])
-                        set_reason(ret, "%s", s->learned_reason);
-                else
+                if (ret->kb != s->learned_kb)
                         set_reason(ret,
                                    "Learned %" PRIu32 " KiB from this device's reads, held within %" PRIu32
                                    " to %" PRIu32 " KiB.",
                                    s->learned_kb, bounds.min_kb, bounds.max_kb);
+                else if (s->learned_reason && s->learned_reason[0])
+                        set_reason(ret, "%s", s->learned_reason);
+                else
+                        set_reason(ret, "Learned %" PRIu32 " KiB from this device's reads before.",
+                                   s->learned_kb);
         } else
                 ra_policy_prior(a, bounds, ret);
 }

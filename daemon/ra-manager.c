@@ -11,6 +11,7 @@
 #include "ra-log.h"
 #include "ra-manager.h"
 #include "ra-sampler.h"
+#include "ra-settings.h"
 #include "ra-udev.h"
 #include "ra-util.h"
 
@@ -255,8 +256,8 @@ void ra_manager_tune_disk(Manager *m, RaDisk *d, const char *event) {
         RaDecision previous = d->decision;
         bool news;
 
-        ra_config_device_settings(m->config, d->name, &d->settings);
-        d->settings.pinned_kb = ra_state_pin(m->state, d->identity);
+        ra_settings_for_device(m->config, m->state, d->name, d->identity, &d->settings);
+        /* What this run has learned, and whether it yields, are newer than the store. */
         d->settings.learned_kb = d->model.learned_kb;
         d->settings.learned_reason = d->model.reason;
         d->settings.external = d->external;

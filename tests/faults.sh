@@ -16,7 +16,7 @@ undo_mounts() {
 	done
 	MOUNTS=()
 }
-RA_CLEANUP_HOOKS+=(undo_mounts)
+RA_HOOKS+=(undo_mounts)
 
 ra_new_loop tiny 505K
 tiny=$LOOP

@@ -21,8 +21,11 @@ UDEVD_PID=
 BUS_PID=
 CGROUPS=()
 TRACEFS_MOUNTED=
-RA_CLEANUP_HOOKS=() # commands a test adds, run first at exit
 RA_LOOPS=()
+RA_RULES=()     # udev rule files this test installed
+RA_RULES_MKDIR= # set when this test created /run/udev/rules.d
+RA_PIDS=()      # other background processes this test started
+RA_HOOKS=()     # functions ra_cleanup calls first, to undo what a test did
 
 ra_log() { printf '%s: %s\n' "$(basename "$0")" "$*"; }
 
@@ -233,14 +236,42 @@ ra_wait_log() {
 	done
 }
 
+# ra_udev_rule NAME: installs stdin as /run/udev/rules.d/NAME for this test
+# only (removed again on exit, whatever happens) and has udevd load it. A
+# rule must match only this test's loop devices. Not in a pipeline: the file
+# must be remembered by this shell, not a subshell.
+ra_udev_rule() {
+	local path=/run/udev/rules.d/$1
+	[[ $BASHPID == "$$" ]] || ra_fail "ra_udev_rule $1 in a subshell: it would outlive the test"
+	if [[ ! -d /run/udev/rules.d ]]; then
+		mkdir /run/udev/rules.d
+		RA_RULES_MKDIR=1
+	fi
+	RA_RULES+=("$path")
+	cat >"$path"
+	udevadm control --reload || ra_fail "udevadm control --reload failed"
+}
+
 ra_cleanup() {
-	local rc=$? index dir hook
-	for hook in "${RA_CLEANUP_HOOKS[@]}"; do
-		"$hook" || true
+	local rc=$? index rule pid hook dir
+	for hook in "${RA_HOOKS[@]}"; do
+		"$hook" || ra_log "WARNING: $hook failed"
 	done
 	if [[ -n $DAEMON_PID ]]; then
 		kill "$DAEMON_PID" 2>/dev/null || true
 		wait "$DAEMON_PID" 2>/dev/null || true
+	fi
+	for pid in "${RA_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	# Rules go before the loop devices, so no event of theirs meets them.
+	if ((${#RA_RULES[@]} > 0)); then
+		for rule in "${RA_RULES[@]}"; do
+			rm -f "$rule"
+		done
+		[[ -z $RA_RULES_MKDIR ]] || rmdir /run/udev/rules.d 2>/dev/null || true
+		udevadm control --reload 2>/dev/null || true
 	fi
 	for index in "${RA_LOOPS[@]}"; do
 		ra_remove_loop "$index"

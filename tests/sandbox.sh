@@ -1,0 +1,121 @@
+#!/bin/bash
+# radaemon keeps working inside the sandbox of radaemon.service, as far as
+# that can be built without systemd: a file system read-only but for /dev,
+# /proc, /sys and the state directory (ProtectSystem=strict,
+# ProtectControlGroups=), empty home directories (ProtectHome=), /proc
+# without other users' processes or anything but processes (ProtectProc=,
+# ProcSubset=), no capability at all and no new privileges
+# (CapabilityBoundingSet=, NoNewPrivileges=), UMask=0077. In there it tunes
+# at start and on hotplug, stores a pin, refuses nobody, reloads and stops.
+# strace meanwhile records every system call, checked against the unit's
+# SystemCallFilter=, RestrictAddressFamilies=, MemoryDenyWriteExecute=,
+# DeviceAllow=, RestrictNamespaces=, LockPersonality= and RestrictRealtime=
+# (tests/syscalls.py), which only systemd itself could enforce.
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+ra_setup
+for tool in strace setpriv unshare; do
+	command -v "$tool" >/dev/null || ra_skip "$tool is not installed"
+done
+unit=$RA_BUILDDIR/systemd/radaemon.service
+[[ -f $unit ]] || ra_fail "no $unit; run make first"
+ra_start_bus
+
+ra_new_loop tiny 505K
+tiny=$LOOP
+ra_new_loop big 64G
+big=$LOOP
+hot=$(python3 "$RA_SRCDIR/tests/loopdev.py" unused $((${big#loop} + 1)))
+udevadm settle
+mkdir "$T/state"
+ra_config <<CONF
+[daemon]
+devices = $tiny $big loop$hot
+state_dir = $T/state
+CONF
+
+cat >"$T/sandbox" <<'SH'
+# sandbox STATE-DIR COMMAND...: runs COMMAND in a new mount namespace that
+# looks to it as radaemon.service's would.
+set -eu
+state=$1
+shift
+
+mount --bind "$state" "$state"
+awk '{ print $5 }' /proc/self/mountinfo | sort -u | while read -r mp; do
+	case $mp in
+	"$state" | /dev | /dev/* | /proc | /proc/*) continue ;;
+	/sys/fs/cgroup | /sys/fs/cgroup/*) ;;
+	/sys | /sys/*) continue ;;
+	esac
+	mount -o remount,bind,ro "$mp" 2>/dev/null || true
+done
+for home in /home /root /run/user; do
+	[ ! -d "$home" ] || mount -t tmpfs -o ro,mode=000 tmpfs "$home"
+done
+mount -t proc -o hidepid=invisible,subset=pid proc /proc
+
+# The sandbox must hold before anything runs in it.
+if touch /etc/.radaemon-sandbox 2>/dev/null; then
+	rm -f /etc/.radaemon-sandbox
+	echo "sandbox: /etc is writable" >&2
+	exit 1
+fi
+[ ! -e /proc/sys ] || { echo "sandbox: /proc/sys is visible" >&2; exit 1; }
+touch "$state/.probe" && rm "$state/.probe"
+
+umask 077
+exec setpriv --no-new-privs --bounding-set=-all --inh-caps=-all --ambient-caps=-all -- "$@"
+SH
+
+strace -ff -qq -o "$T/trace" unshare --mount --propagation private sh "$T/sandbox" "$T/state" \
+	"$RADAEMON" --foreground --debug --config "$T/radaemon.conf" >"$T/daemon.log" 2>&1 &
+tracer=$!
+# strace's child becomes the daemon (unshare, sh and setpriv each exec the
+# next); on failure the cleanup stops it before strace, which would detach.
+ra_wait_for "[[ -n \$(ps -o pid= --ppid $tracer) ]]" || ra_fail "strace started nothing"
+DAEMON_PID=$(ps -o pid= --ppid "$tracer" | tr -d ' ')
+RA_PIDS+=("$tracer")
+ra_wait_for "grep -q '^Managing' '$T/daemon.log'" || ra_fail "the daemon did not start in the sandbox"
+grep -q CapEff:.0000000000000000 "/proc/$DAEMON_PID/status" || ra_fail "the daemon has capabilities"
+grep -q 'NoNewPrivs:.1' "/proc/$DAEMON_PID/status" || ra_fail "the daemon may gain privileges"
+
+[[ $(ra_kb "$tiny") == 4 ]] || ra_fail "$tiny is at $(ra_kb "$tiny") KiB, want 4"
+ra_wait_for "[[ \$(ra_kb $big) != 2560 ]]" || ra_fail "$big was not tuned"
+ra_ok "coldplug in the sandbox: $tiny at 4 KiB, $big at $(ra_kb "$big") KiB, with no capability"
+
+ra_new_loop hot 505K "$hot"
+ra_wait_kb "loop$hot" 4
+ra_ok "hotplug in the sandbox: loop$hot tuned on its udev event"
+
+"$RACONTROL" set "$big" 1024 >/dev/null || ra_fail "racontrol set failed in the sandbox: $(tail -n 5 "$T/daemon.log")"
+grep -qx "device loop:$T/big.img pin=1024" "$T/state/state" || ra_fail "the pin was not stored"
+[[ $(ra_kb "$big") == 1024 ]] || ra_fail "$big is at $(ra_kb "$big") KiB after set 1024"
+out=$(runuser -u nobody -- env DBUS_SYSTEM_BUS_ADDRESS="$DBUS_SYSTEM_BUS_ADDRESS" "$RACONTROL" set "$tiny" 64 2>&1) &&
+	ra_fail "nobody could set a pin"
+[[ $out == "racontrol: not permitted: Only root may change radaemon's settings (uid 65534 may not)." ]] ||
+	ra_fail "nobody was refused with the wrong words: $out"
+ra_ok "a pin stored in the state directory; nobody refused by uid, with /proc hidden"
+
+kill -HUP "$DAEMON_PID"
+ra_wait_log "^Configuration reloaded\.$"
+kill -TERM "$DAEMON_PID"
+rc=0
+wait "$tracer" || rc=$?
+DAEMON_PID=
+((rc == 0)) || ra_fail "the daemon exited with $rc in the sandbox"
+# Expected: without CAP_NET_ADMIN the udev receive buffer stays at
+# net.core.rmem_max (see the unit). Nothing else may hit a wall.
+grep -q "^Cannot enlarge the udev receive buffer" "$T/daemon.log" || ra_fail "the daemon had CAP_NET_ADMIN after all"
+if grep -v "^Cannot enlarge the udev receive buffer" "$T/daemon.log" |
+	grep -iE "cannot|denied|read-only|not permitted|does not seem"; then
+	ra_fail "the daemon met the sandbox's walls (above)"
+fi
+ra_ok "reload and stop in the sandbox; no warning in the log"
+
+# From the execve of radaemon on: what systemd's filters would have seen.
+trace=$(grep -l 'execve(".*/radaemon"' "$T"/trace.* | head -n 1)
+awk '/^execve\(".*\/radaemon"/ { on = 1 } on' "$trace" >"$T/daemon.trace"
+[[ -s $T/daemon.trace ]] || ra_fail "no trace of the daemon"
+python3 "$RA_SRCDIR/tests/syscalls.py" "$unit" "$T/daemon.trace" || ra_fail "the daemon did what the unit forbids (above)"
+ra_ok "every system call, socket and mapping within the unit's filters"

@@ -1,0 +1,56 @@
+#!/bin/bash
+# The installed radaemon.service: systemd-analyze verify finds nothing wrong
+# (its ExecStart and every man page of Documentation= exist), its exposure
+# in systemd-analyze security is at most 2.5, it has what the issue asks of
+# it, and it has none of the settings that would stop radaemon working.
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+ra_setup
+command -v systemd-analyze >/dev/null || ra_skip "systemd-analyze is not installed"
+[[ -n ${RA_INSTALL_DIRS:-} ]] || ra_skip "run from make check: RA_INSTALL_DIRS says where files go"
+
+declare -A dir
+for kv in $RA_INSTALL_DIRS; do
+	dir[${kv%%=*}]=${kv#*=}
+done
+
+root=$T/root
+env -u MAKEFLAGS -u MFLAGS "${MAKE:-make}" -s -C "$RA_BUILDDIR" install DESTDIR="$root" >"$T/install.log" 2>&1 ||
+	ra_fail "make install failed: $(tail "$T/install.log")"
+unit=$root${dir[systemdsystemunitdir]}/radaemon.service
+
+# verify checks ExecStart= and Documentation= against this machine: point
+# them at what was installed, and change nothing else.
+mkdir "$T/verify"
+sed "s|^ExecStart=|ExecStart=$root|" "$unit" >"$T/verify/radaemon.service"
+MANPATH=$root${dir[mandir]} systemd-analyze verify "$T/verify/radaemon.service" >"$T/verify.log" 2>&1 ||
+	ra_fail "systemd-analyze verify: $(cat "$T/verify.log")"
+[[ ! -s $T/verify.log ]] || ra_fail "systemd-analyze verify: $(cat "$T/verify.log")"
+ra_ok "systemd-analyze verify: clean"
+
+systemd-analyze security --offline=yes "$unit" >"$T/security.log" 2>&1 || true
+exposure=$(sed -n 's/^→ Overall exposure level for radaemon.service: \([0-9.]*\) .*/\1/p' "$T/security.log")
+[[ -n $exposure ]] || ra_fail "no exposure level: $(tail -n 5 "$T/security.log")"
+awk -v e="$exposure" 'BEGIN { exit !(e <= 2.5) }' || ra_fail "exposure $exposure, want <= 2.5: $(grep '✗' "$T/security.log")"
+systemd-analyze security --offline=yes --threshold=25 "$unit" >/dev/null 2>&1 ||
+	ra_fail "systemd-analyze security --threshold=25 refuses the unit"
+ra_ok "systemd-analyze security --offline=yes: exposure $exposure"
+
+# The contract of the unit (radaemon(8) describes it).
+for line in Type=notify BusName=org.radaemon.ReadAhead1 "ExecReload=/bin/kill -HUP \$MAINPID" \
+	Restart=on-failure StateDirectory=radaemon "Documentation=man:radaemon(8) man:radaemon.conf(5) man:racontrol(1)" \
+	ProtectSystem=strict ProtectHome=yes NoNewPrivileges=yes "RestrictAddressFamilies=AF_UNIX AF_NETLINK" \
+	IPAddressDeny=any SystemCallFilter=@system-service MemoryDenyWriteExecute=yes LockPersonality=yes \
+	RestrictRealtime=yes CapabilityBoundingSet= WantedBy=multi-user.target; do
+	grep -qxF "$line" "$unit" || ra_fail "the unit lacks $line"
+done
+grep -qE '^WatchdogSec=[1-9]' "$unit" || ra_fail "the unit has no WatchdogSec="
+ra_ok "the unit has what radaemon.service promises"
+
+# Each of these would stop radaemon working; see the comments in the unit.
+for bad in ProtectKernelTunables PrivateNetwork PrivateDevices; do
+	if grep -qiE "^$bad=(yes|true|on|1)\$" "$unit"; then
+		ra_fail "the unit sets $bad=: see its comments for what that would break"
+	fi
+done
+ra_ok "nothing in it keeps radaemon from /sys, udev events or block devices"

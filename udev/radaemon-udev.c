@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * radaemon-udev: run by 60-radaemon.rules for every "add" and "change" of a
+ * block disk. It sets the disk's first read_ahead_kb while udev handles the
+ * event, so the value is in place before anything opens the disk, whether or
+ * not radaemon runs; and it decides exactly as radaemon would, from the same
+ * configuration, state store and policy.
+ *
+ * It never opens the device (udev has probed it already), so a slow or dying
+ * disk cannot hold up udev: it reads sysfs, the properties udev hands it in
+ * the environment, and two small files. Stdout is for IMPORT{program} only:
+ * KEY=value lines; everything else goes to stderr, which udev logs at debug
+ * level.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ra-apply.h"
+#include "ra-config.h"
+#include "ra-device.h"
+#include "ra-policy.h"
+#include "ra-settings.h"
+#include "ra-state.h"
+#include "ra-util.h"
+
+#define EXIT_USAGE 2
+
+static const char *arg_config;
+static const char *arg_name;
+
+static void help(void) {
+        printf("Usage: radaemon-udev [--config FILE] NAME\n\n"
+               "Sets the first read_ahead_kb of the block disk NAME as radaemon would, and prints\n"
+               "RADAEMON_FIRST_KB= and RADAEMON_SOURCE= for udev. Run by 60-radaemon.rules, which\n"
+               "passes the disk's udev properties in the environment.\n\n"
+               "  -c, --config FILE   read FILE instead of %s and its drop-ins\n"
+               "  -h, --help          show this help\n"
+               "      --version       show the version\n",
+               RA_CONFIG_FILE);
+}
+
+/* Returns 1 to go on, 0 to exit successfully, or -EINVAL for a usage error. */
+static int parse_argv(int argc, char *argv[]) {
+        enum { ARG_VERSION = 0x100 };
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                {},
+        };
+        int c;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":c:h", options, NULL)) >= 0)
+                switch (c) {
+                case 'c':
+                        arg_config = optarg;
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        puts(PACKAGE_STRING);
+                        return 0;
+                case ':':
+                        fprintf(stderr, "radaemon-udev: option '%s' needs an argument\n", argv[optind - 1]);
+                        return -EINVAL;
+                default:
+                        fprintf(stderr, "radaemon-udev: unknown option '%s'; see radaemon-udev --help\n",
+                                argv[optind - 1]);
+                        return -EINVAL;
+                }
+
+        if (argc - optind != 1) {
+                fprintf(stderr, "radaemon-udev: expected one device name; see radaemon-udev --help\n");
+                return -EINVAL;
+        }
+        arg_name = argv[optind];
+        if (!ra_device_name_is_valid(arg_name)) {
+                fprintf(stderr, "radaemon-udev: '%s' is not a kernel device name\n", arg_name);
+                return -EINVAL;
+        }
+        return 1;
+}
+
+static int load_config(RaConfig **ret) {
+        _cleanup_(ra_config_freep) RaConfig *c = NULL;
+        _cleanup_(ra_strv_freep) char **errors = NULL;
+        int r;
+
+        r = ra_config_new(&c);
+        if (r < 0)
+                return r;
+
+        if (arg_config)
+                r = ra_config_parse_file(c, arg_config, &errors);
+        else
+                r = ra_config_load(c, RA_CONFIG_FILE, RA_CONFIG_DROPIN_DIR, &errors);
+
+        for (size_t i = 0; errors && errors[i]; i++)
+                fprintf(stderr, "radaemon-udev: %s\n", errors[i]);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+/* The stored pins; a state that cannot be read costs the pins, not the value. */
+static RaState *load_state(const char *dir) {
+        _cleanup_(ra_strv_freep) char **errors = NULL;
+        RaState *s = NULL;
+        int r;
+
+        if (ra_state_new(&s) < 0)
+                return NULL;
+
+        r = ra_state_load(s, dir, &errors);
+        for (size_t i = 0; errors && errors[i]; i++)
+                fprintf(stderr, "radaemon-udev: %s/%s: %s; that line is skipped.\n", dir, RA_STATE_FILE,
+                        errors[i]);
+        if (r < 0 && r != -EINVAL)
+                fprintf(stderr, "radaemon-udev: cannot read %s/%s, deciding without stored pins: %s\n", dir,
+                        RA_STATE_FILE, strerror(-r));
+        return s;
+}
+
+static const char *get_env(void *userdata, const char *key) {
+        return getenv(key);
+}
+
+/*
+ * Reads what radaemon reads of a disk, with udev's properties from the
+ * environment. Returns 1 when the device is a disk with a readahead, 0 when
+ * it is not one (or went away), or a negative errno.
+ */
+static int read_device(const char *name, int *ret_sysfd, RaDeviceAttrs *a) {
+        _cleanup_close_ int sysfd = -1;
+        char link[PATH_MAX], syspath[PATH_MAX];
+        const char *devtype = getenv("DEVTYPE"), *bad = NULL;
+        int r;
+
+        /* The rule asks for disks only; a partition's value is its disk's. */
+        if (devtype && strcmp(devtype, "disk") != 0)
+                return 0;
+
+        (void) snprintf(link, sizeof(link), "/sys/class/block/%s", name);
+        if (!realpath(link, syspath))
+                return errno == ENOENT ? 0 : negative_errno();
+
+        sysfd = open(syspath, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (sysfd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        if (faccessat(sysfd, "partition", F_OK, 0) == 0)
+                return 0;
+
+        a->name = strdup(name);
+        if (!a->name)
+                return -ENOMEM;
+
+        r = ra_device_attrs_read_sysfs(a, sysfd, &bad);
+        if (r == -ENOENT || r == -ENODEV || r == -ENXIO)
+                return 0; /* gone, or without queue/read_ahead_kb */
+        if (r < 0) {
+                fprintf(stderr, "radaemon-udev: %s: cannot read %s/%s: %s\n", name, syspath, bad ? bad : "?",
+                        strerror(-r));
+                return r;
+        }
+
+        r = ra_device_attrs_read_properties(a, get_env, NULL, &bad);
+        if (r == -ENOMEM)
+                return r;
+        if (r == -EINVAL && bad)
+                fprintf(stderr,
+                        "radaemon-udev: %s: ignoring %s=%s from udev: not a multiple of 4 from %u to %u "
+                        "(KiB) or a boolean.\n",
+                        name, bad, getenv(bad), RA_KB_MIN, RA_KB_LIMIT);
+        ra_device_attrs_guess_transport(a, syspath);
+
+        *ret_sysfd = TAKE_FD(sysfd);
+        return 1;
+}
+
+/* The udev event being handled, for messages; "request" when run by hand. */
+static const char *event_name(void) {
+        return getenv("ACTION") ?: "request";
+}
+
+/* What radaemon would decide: the configuration, the pin stored for the disk, the policy. */
+static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *ret) {
+        _cleanup_(ra_state_freep) RaState *state = NULL;
+        _cleanup_free_ char *identity = NULL;
+        RaSettings settings;
+        int r;
+
+        r = ra_device_identity(a, &identity);
+        if (r < 0)
+                return r;
+
+        state = load_state(config->state_dir);
+        if (!state)
+                return -ENOMEM;
+
+        ra_settings_for_device(config, state, a->name, identity, &settings);
+        ra_policy_decide(a, &settings, ret);
+        return 0;
+}
+
+/* Writes the value unless it is there already, and hands udev the KEY=value lines. */
+static int apply(int sysfd, const RaDeviceAttrs *a, const RaDecision *d) {
+        const char *source = ra_source_to_string(d->source);
+        uint32_t now = a->read_ahead_kb;
+        int r;
+
+        if (d->kb != now) {
+                r = ra_apply_read_ahead(sysfd, d->kb, &now);
+                if (r == -ENODEV)
+                        return 0; /* gone meanwhile: nothing to tell udev */
+                if (r < 0) {
+                        fprintf(stderr,
+                                "radaemon-udev: %s: cannot write %" PRIu32 " KiB to read_ahead_kb: %s\n",
+                                a->name, d->kb, strerror(-r));
+                        return r;
+                }
+        }
+
+        fprintf(stderr, "radaemon-udev: %s: read_ahead_kb %" PRIu32 " -> %" PRIu32 " KiB (%s, on %s): %s\n",
+                a->name, a->read_ahead_kb, now, source, event_name(), d->reason);
+        printf("RADAEMON_FIRST_KB=%" PRIu32 "\n"
+               "RADAEMON_SOURCE=%s\n",
+               now, source);
+        return fflush(stdout) == 0 ? 0 : -EIO;
+}
+
+static int run(void) {
+        _cleanup_(ra_config_freep) RaConfig *config = NULL;
+        _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
+        _cleanup_close_ int sysfd = -1;
+        RaDecision decision;
+        int r;
+
+        r = load_config(&config);
+        if (r < 0) {
+                fprintf(stderr, "radaemon-udev: %s: the configuration is invalid, leaving it alone.\n",
+                        arg_name);
+                return r;
+        }
+
+        /* The same disks radaemon would manage, and no other. */
+        if (!ra_config_manages(config, arg_name))
+                return 0;
+
+        r = read_device(arg_name, &sysfd, &a);
+        if (r <= 0)
+                return r;
+
+        if (a.ignore) {
+                fprintf(stderr,
+                        "radaemon-udev: %s: RADAEMON_IGNORE is set by a udev rule; leaving it alone.\n",
+                        arg_name);
+                return 0;
+        }
+
+        r = decide(config, &a, &decision);
+        if (r < 0)
+                return r;
+
+        if (decision.kb == 0) {
+                fprintf(stderr, "radaemon-udev: %s: %s\n", arg_name, decision.reason);
+                return 0;
+        }
+
+        if (config->mode == RA_MODE_OBSERVE) {
+                fprintf(stderr,
+                        "radaemon-udev: %s: would set read_ahead_kb %" PRIu32 " -> %" PRIu32
+                        " KiB (%s, on %s; observe mode): %s\n",
+                        arg_name, a.read_ahead_kb, decision.kb, ra_source_to_string(decision.source),
+                        event_name(), decision.reason);
+                return 0;
+        }
+
+        return apply(sysfd, &a, &decision);
+}
+
+int main(int argc, char *argv[]) {
+        int r;
+
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
+
+        return run() < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
