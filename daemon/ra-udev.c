@@ -240,7 +240,7 @@ int ra_udev_watch(Manager *m) {
 
         r = udev_monitor_set_receive_buffer_size(m->monitor, (int) buffer);
         if (r < 0)
-                log_debug_errno(r, "Cannot set the udev receive buffer, ignoring: %m");
+                log_debug_errno(r, "Cannot enlarge the udev receive buffer, ignoring: %m");
 
         r = udev_monitor_enable_receiving(m->monitor);
         if (r < 0)

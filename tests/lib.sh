@@ -211,7 +211,10 @@ ra_in_cgroup() {
 }
 
 ra_start_daemon() {
-	"$RADAEMON" --foreground --debug --config "$T/radaemon.conf" "$@" >"$T/daemon.log" 2>&1 &
+	# Emptied here, not by the background job's redirection, which could come
+	# after the wait below has already seen the last daemon's "Managing".
+	: >"$T/daemon.log"
+	"$RADAEMON" --foreground --debug --config "$T/radaemon.conf" "$@" >>"$T/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	ra_wait_for "grep -q '^Managing' '$T/daemon.log'" || ra_fail "the daemon did not start"
 }
