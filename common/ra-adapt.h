@@ -16,9 +16,11 @@
  *  - random access dominates (requests do not follow each other, and each
  *    read-around is a whole window wasted on mmap faults): a small window;
  *  - sequential streams fill every request the window allows: a window four
- *    times larger is tried, and kept while throughput measurably improves
- *    (10 %); where bigger requests stop paying, the smallest window within
- *    5 % of the fastest measured stays.
+ *    times larger is tried. Of the windows measured, the smallest that reads
+ *    within 5 % of the fastest is kept, so a larger one stays only when it
+ *    reads more than about 5 % faster, and where bigger requests stop paying
+ *    the smaller window comes back. Returning to a larger window measured
+ *    before needs it to read 10 % faster than the one in force.
  *
  * A file takes the device's window when it is opened, so a new window shows
  * only in streams opened afterwards. Throughput is therefore credited to a
@@ -26,10 +28,9 @@
  * it (the tracer knows each stream's start), and a window is judged by the
  * best of RA_ADAPT_SAMPLES or more such intervals: one that a stream began or
  * ended in reads less than the device can. Nothing moves until the window in
- * force has been judged. Without the
- * block tracepoints the counters cannot tell a sequential stream from random
- * read-around (both make window-sized requests), and the policy keeps the
- * value it has.
+ * force has been judged. Without the block tracepoints the counters cannot
+ * tell a sequential stream from random read-around (both make window-sized
+ * requests), and the policy keeps the value it has.
  *
  * Hysteresis: a workload class must hold for RA_ADAPT_CONFIRM busy intervals
  * and a change must be RA_ADAPT_DWELL intervals old before the next.

@@ -303,7 +303,7 @@ static void parse_daemon_key(Parser *p, const char *name, const char *value) {
                         c->interval_ms = ms;
         } else if (strcmp(name, "restore_on_exit") == 0) {
                 if (parse_bool(value, &c->restore_on_exit) < 0)
-                        add_error(p, "restore_on_exit must be 'yes' or 'no', not '%s'", value);
+                        add_error(p, "restore_on_exit must be a boolean (yes or no), not '%s'", value);
         } else if (strcmp(name, "state_dir") == 0) {
                 char *copy;
 

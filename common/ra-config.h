@@ -74,5 +74,5 @@ int ra_config_load(RaConfig *c, const char *path, const char *dropin_dir, char *
 /* True when name is in devices and not in ignore. */
 bool ra_config_manages(const RaConfig *c, const char *name);
 
-/* Bounds and pin for one device: [policy] narrowed by every matching section. */
+/* Bounds and pin for one device: [policy], then every matching section in order. */
 void ra_config_device_settings(const RaConfig *c, const char *name, RaSettings *ret);

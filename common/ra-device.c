@@ -221,6 +221,15 @@ int ra_device_attrs_read_properties(RaDeviceAttrs *a, RaPropertyGetter get, void
                         bad = sizes[i].key;
         }
 
+        /* Any value the kernel held, 0 included. */
+        a->has_original = false;
+        v = get(userdata, "RADAEMON_ORIGINAL_KB");
+        if (v) {
+                a->has_original = ra_parse_u32(v, &a->original_kb) >= 0 && a->original_kb <= RA_KB_LIMIT;
+                if (!a->has_original && !bad)
+                        bad = "RADAEMON_ORIGINAL_KB";
+        }
+
         if (ret_bad_property)
                 *ret_bad_property = bad;
         return bad ? -EINVAL : 0;

@@ -51,6 +51,13 @@ typedef struct RaDeviceAttrs {
         uint32_t pin_kb;
         uint32_t min_kb;
         uint32_t max_kb;
+
+        /*
+         * RADAEMON_ORIGINAL_KB, set by radaemon's own udev helper: the value
+         * the disk had before the helper first wrote it on this plug.
+         */
+        bool has_original;
+        uint32_t original_kb;
 } RaDeviceAttrs;
 
 void ra_device_attrs_clear(RaDeviceAttrs *a);

@@ -140,6 +140,9 @@ void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *r
                            " KiB by something other than radaemon, which leaves it alone until "
                            "the device changes, a reload, or a pin.",
                            a->read_ahead_kb);
+        } else if (a->size_bytes == 0) {
+                /* Nothing to read ahead, pinned or not: the value comes with the medium's change event. */
+                ra_policy_prior(a, bounds, ret);
         } else if (s->pinned_kb > 0) {
                 *ret = (RaDecision){ .kb = s->pinned_kb, .source = RA_SOURCE_PINNED };
                 set_reason(ret, "Pinned to %" PRIu32 " KiB by an administrator over D-Bus.", s->pinned_kb);
@@ -151,7 +154,7 @@ void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *r
                 *ret = (RaDecision){ .kb = s->config_kb, .source = RA_SOURCE_CONFIG };
                 set_reason(ret, "Pinned to %" PRIu32 " KiB by read_ahead_kb in the configuration.",
                            s->config_kb);
-        } else if (s->learned_kb > 0 && a->size_bytes > 0) {
+        } else if (s->learned_kb > 0) {
                 *ret = (RaDecision){ .kb = clamp_kb(s->learned_kb, bounds), .source = RA_SOURCE_LEARNED };
                 if (ret->kb != s->learned_kb)
                         set_reason(ret,

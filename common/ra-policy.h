@@ -29,14 +29,15 @@ typedef struct RaBounds {
 } RaBounds;
 
 /*
- * Narrows b by a more specific source; 0 leaves a bound as it is. Where the
- * two would cross, the more specific bound wins.
+ * Replaces b's bounds by a more specific source's ([device:GLOB], udev); 0
+ * leaves a bound as it is. A more specific bound may widen as well as narrow,
+ * and where the two would cross, the more specific one wins.
  */
 void ra_bounds_override(RaBounds *b, uint32_t min_kb, uint32_t max_kb);
 
 /* What the configuration, the administrator and learning say about one device. */
 typedef struct RaSettings {
-        RaBounds bounds;            /* [policy] narrowed by matching [device:…] sections */
+        RaBounds bounds;            /* [policy], replaced where matching [device:…] sections say */
         uint32_t pinned_kb;         /* set over D-Bus; 0 when not pinned */
         uint32_t config_kb;         /* read_ahead_kb from the configuration; 0 when unset */
         uint32_t learned_kb;        /* from what the device did (ra-adapt); 0 when nothing learned */
@@ -65,13 +66,14 @@ void ra_policy_prior(const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret);
 
 /*
  * The bounds in force for a device's automatic values and D-Bus pins: the
- * configuration's, narrowed by RADAEMON_MIN_KB/RADAEMON_MAX_KB from udev.
+ * configuration's, replaced where RADAEMON_MIN_KB/RADAEMON_MAX_KB from udev
+ * say otherwise.
  */
 RaBounds ra_policy_bounds(const RaDeviceAttrs *a, const RaSettings *s);
 
 /*
  * The value radaemon wants for a device: what is there, when radaemon yields
- * to someone else's change; a pin where there is one (D-Bus, then udev, then
+ * to someone else's change; nothing (0) without a medium; a pin where there is one (D-Bus, then udev, then
  * configuration); else what was learned; else the prior. The last two stay
  * within the bounds of the configuration and the RADAEMON_MIN_KB and
  * RADAEMON_MAX_KB properties.

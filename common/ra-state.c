@@ -174,8 +174,12 @@ static int parse_line(RaState *s, char *line, const char **ret_error) {
         int r;
 
         word = strtok_r(line, blanks, &save);
+        if (word && strcmp(word, "restored") == 0 && !strtok_r(NULL, blanks, &save)) {
+                s->restored = true;
+                return 0;
+        }
         if (!word || strcmp(word, "device") != 0) {
-                *ret_error = "expected 'device IDENTITY key=value ...'";
+                *ret_error = "expected 'device IDENTITY key=value ...' or 'restored'";
                 return -EINVAL;
         }
 
@@ -310,6 +314,8 @@ int ra_state_format(const RaState *s, char **ret) {
                 return -ENOMEM;
 
         if (fputs("# radaemon state: original, pinned and learned values per device identity.\n", f) == EOF)
+                r = -EIO;
+        if (r == 0 && s->restored && fputs("restored\n", f) == EOF)
                 r = -EIO;
 
         for (size_t i = 0; r == 0 && i < s->n_entries; i++) {

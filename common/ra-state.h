@@ -34,6 +34,11 @@ typedef struct RaStateEntry {
 typedef struct RaState {
         RaStateEntry *entries;
         size_t n_entries;
+        /*
+         * Restore() put every disk back: radaemon and its udev helper write
+         * nothing until a reload ends it. A line "restored" in the file.
+         */
+        bool restored;
 } RaState;
 
 int ra_state_new(RaState **ret);

@@ -91,10 +91,11 @@ static int set_read_ahead(RaDisk *d, sd_bus_message *msg, uint32_t kb, int persi
         if (r < 0)
                 return r;
 
+        /* SD_BUS_ERROR_FAILED, whatever the errno: EACCES must not read as "not permitted". */
         r = ra_manager_set_pin(d->manager, d, kb, persist, uid);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot store the pin under %s: %m",
-                                               d->manager->config->state_dir);
+                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot store the pin under %s: %s",
+                                         d->manager->state_dir, strerror(-r));
 
         return sd_bus_reply_method_return(msg, NULL);
 }
@@ -109,8 +110,8 @@ static int clear_pin(RaDisk *d, sd_bus_message *msg, sd_bus_error *error) {
 
         r = ra_manager_clear_pin(d->manager, d, uid);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot remove the pin under %s: %m",
-                                               d->manager->config->state_dir);
+                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot remove the pin under %s: %s",
+                                         d->manager->state_dir, strerror(-r));
 
         return sd_bus_reply_method_return(msg, NULL);
 }
@@ -215,7 +216,7 @@ static int method_restore(sd_bus_message *msg, void *userdata, sd_bus_error *err
 
         if (asprintf(&why, "restore asked over D-Bus by uid %u", (unsigned) uid) < 0)
                 return -ENOMEM;
-        n = ra_manager_restore(userdata, why);
+        n = ra_manager_restore(userdata, true, why);
         log_info("Put %u disk%s back to their values before radaemon; observing until a reload.", n,
                  n == 1 ? "" : "s");
 
@@ -419,8 +420,12 @@ static int connect_bus(Manager *m) {
         /* Two daemons writing the same sysfs files would fight: refuse to be the second. */
         if (r >= 0)
                 r = sd_bus_request_name(bus, RA_BUS_NAME, 0);
-        if (r == -EEXIST)
-                return log_error_errno(r, "Another radaemon owns %s on the system bus.", RA_BUS_NAME);
+        /* At start that refuses to start; later, this daemon steps aside: two tuners would fight. */
+        if (r == -EEXIST) {
+                log_error_errno(r, "Another radaemon owns %s on the system bus; exiting.", RA_BUS_NAME);
+                (void) sd_event_exit(m->event, r);
+                return r;
+        }
         if (r < 0) {
                 if (!retrying)
                         log_info_errno(

@@ -71,6 +71,11 @@ static int load_state(Manager *m) {
         if (r < 0 && r != -EINVAL)
                 log_warning_errno(r, "Cannot read %s/%s, starting without what it held: %m", m->state_dir,
                                   RA_STATE_FILE);
+
+        m->restored = m->state->restored;
+        if (m->restored)
+                log_notice("The disks were restored to their values before radaemon; observing until a "
+                           "reload.");
         return 0;
 }
 
@@ -90,8 +95,10 @@ int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {
         }
 
         r = load_config(m->config_path, &m->config);
-        if (r < 0)
+        if (r == -ENOMEM)
                 return r;
+        if (r < 0)
+                return log_error_errno(r, "Not starting: the configuration is invalid.");
 
         r = load_state(m);
         if (r < 0)
@@ -187,11 +194,16 @@ void ra_manager_disk_identified(Manager *m, RaDisk *d, const char *previous_iden
         uint32_t learned;
         int r;
 
-        /* Before radaemon writes anything, what a device holds is what it had. Without a medium there is no
-         * device to speak of. */
-        r = d->attrs.size_bytes > 0
-                    ? ra_state_remember_original(m->state, d->identity, d->attrs.read_ahead_kb)
-                    : 0;
+        /*
+         * Before radaemon writes anything, what a device holds is what it had,
+         * unless radaemon's udev helper already wrote it and says what was
+         * there. Without a medium there is no device to speak of.
+         */
+        r = 0;
+        if (d->attrs.size_bytes > 0)
+                r = ra_state_remember_original(m->state, d->identity,
+                                               d->attrs.has_original ? d->attrs.original_kb
+                                                                     : d->attrs.read_ahead_kb);
         if (r > 0)
                 m->state_dirty = true;
         else if (r < 0)
@@ -376,14 +388,21 @@ int ra_manager_reload(Manager *m) {
 
                 ra_config_free(m->config);
                 m->config = c;
-                m->restored = false;
-                log_info("Configuration reloaded.");
+                if (m->restored) {
+                        m->restored = m->state->restored = false;
+                        m->state_dirty = true;
+                }
                 if (!ra_streq(c->state_dir, m->state_dir))
                         log_notice("state_dir is now %s, but the state stays in %s until radaemon restarts.",
                                    c->state_dir, m->state_dir);
                 if (was_observing != ra_manager_observing(m))
                         ra_bus_manager_changed(m, "Mode");
                 r = ra_udev_enumerate(m, "reload");
+                /* tracefs may have been mounted since. */
+                if (m->sampler)
+                        ra_sampler_open_tracer(m);
+                /* Said once every disk has been decided again under the new configuration. */
+                log_info("Configuration reloaded.");
         }
 
         (void) sd_notify(false, "READY=1");
@@ -502,10 +521,11 @@ void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb) {
         ra_manager_tune_disk(m, d, "external change");
 }
 
-unsigned ra_manager_restore(Manager *m, const char *why) {
+unsigned ra_manager_restore(Manager *m, bool stay, const char *why) {
         unsigned n = 0;
 
-        for (size_t i = 0; i < m->n_disks; i++) {
+        /* Observing, radaemon never wrote: the disks hold their own values already. */
+        for (size_t i = 0; !ra_manager_observing(m) && i < m->n_disks; i++) {
                 RaDisk *d = m->disks[i];
                 const RaStateEntry *e = ra_state_find(m->state, d->identity);
                 _cleanup_close_ int sysfd = -1;
@@ -530,10 +550,11 @@ unsigned ra_manager_restore(Manager *m, const char *why) {
                 n++;
         }
 
-        if (!m->restored) {
-                m->restored = true;
+        if (stay && !m->restored) {
+                m->restored = m->state->restored = true;
+                (void) save_state(m);
                 ra_bus_manager_changed(m, "Mode");
+                ra_manager_notify_status(m);
         }
-        ra_manager_notify_status(m);
         return n;
 }

@@ -31,7 +31,7 @@ typedef struct Manager {
 
         char *config_path;  /* --config FILE, or NULL for the installed files */
         bool force_observe; /* --observe */
-        bool restored;      /* Restore() put the originals back: observe until a reload */
+        bool restored; /* Restore() put the originals back: observe until a reload (kept in the state) */
         RaConfig *config;
 
         RaState *state;
@@ -110,6 +110,8 @@ void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb);
 
 /*
  * Puts every managed disk back to the value it had before radaemon first
- * saw it, and observes from then on, until a reload. Returns how many.
+ * saw it. With stay, radaemon and its udev helper then write nothing until
+ * a reload, also across restarts (Restore()); without, only the values go
+ * back (restore_on_exit). Returns how many disks were put back.
  */
-unsigned ra_manager_restore(Manager *m, const char *why);
+unsigned ra_manager_restore(Manager *m, bool stay, const char *why);

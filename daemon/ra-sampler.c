@@ -37,6 +37,8 @@ static void publish_rate(uint64_t *published, double now) {
                 *published = v;
 }
 
+#define IN_SET(x, a, b) ((x) == (a) || (x) == (b))
+
 static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
         _cleanup_close_ int sysfd = -1;
         RaObservation o = {};
@@ -93,7 +95,17 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
                 .max_sectors_kb = d->attrs.max_sectors_kb,
         };
 
-        learned = d->attrs.size_bytes > 0 && ra_adapt_update(&d->model, &o, &limits);
+        /*
+         * Learning moves only a value radaemon chose itself, and only when it
+         * writes: a step it cannot try would be stored untested.
+         */
+        if (d->attrs.size_bytes > 0 && !ra_manager_observing(m) &&
+            IN_SET(d->decision.source, RA_SOURCE_PRIOR, RA_SOURCE_LEARNED))
+                learned = ra_adapt_update(&d->model, &o, &limits);
+        else {
+                d->model.workload = ra_adapt_classify(&o, limits.max_sectors_kb);
+                learned = false;
+        }
         if (d->model.workload != RA_WORKLOAD_IDLE)
                 log_debug("%s: %.0f reads/s, %.0f KiB/s, %.0f KiB a request; traced %" PRIu64
                           " requests, %" PRIu64 " jumps, %" PRIu32 " KiB requests, %" PRIu64
@@ -175,19 +187,28 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-int ra_sampler_start(Manager *m) {
-        uint64_t now;
+void ra_sampler_open_tracer(Manager *m) {
         int r;
+
+        if (m->tracer)
+                return;
 
         r = ra_tracer_open(&m->tracer);
         if (r < 0)
-                log_info_errno(
-                        r, "Block tracepoints unavailable (%m): learning from reads needs them, so values "
-                           "come from the devices' attributes.");
+                log_info_errno(r,
+                               "Block tracepoints unavailable (%m): learning from reads needs them; pins, "
+                               "stored and prior values still apply.");
         else {
                 log_info("Tracing block requests through %s.", ra_tracer_path(m->tracer));
                 m->tracer_dirty = true;
         }
+}
+
+int ra_sampler_start(Manager *m) {
+        uint64_t now;
+        int r;
+
+        ra_sampler_open_tracer(m);
 
         r = sd_event_now(m->event, CLOCK_MONOTONIC, &now);
         if (r >= 0)

@@ -11,6 +11,9 @@ struct Manager;
  * interval, and at once again when the tracer sees them read.
  */
 int ra_sampler_start(struct Manager *m);
+
+/* Opens the request tracer if it is not open: at start, and again at a reload. */
+void ra_sampler_open_tracer(struct Manager *m);
 void ra_sampler_stop(struct Manager *m);
 
 /* The set of disks changed: the tracer's filter follows at the next interval. */

@@ -25,6 +25,7 @@
 typedef struct Prepared {
         RaDisk *disk;
         RaDiskSnapshot before; /* what D-Bus clients saw, for PropertiesChanged */
+        char event[16];        /* "add", "change", "coldplug", ... for the log */
 } Prepared;
 
 /* Re-reads a disk the registry holds; false when it was dropped. */
@@ -63,6 +64,7 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
         int r;
 
         *ret = (Prepared){};
+        (void) snprintf(ret->event, sizeof(ret->event), "%s", event);
         if (!name || !ra_streq(udev_device_get_devtype(dev), "disk"))
                 return;
 
@@ -104,8 +106,8 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
         ret->disk = d;
 }
 
-static void finish_device(Manager *m, Prepared *p, const char *event) {
-        ra_manager_tune_disk(m, p->disk, event);
+static void finish_device(Manager *m, Prepared *p) {
+        ra_manager_tune_disk(m, p->disk, p->event);
         if (p->disk->published)
                 ra_bus_disk_changed(m, p->disk, &p->before);
         else
@@ -113,21 +115,65 @@ static void finish_device(Manager *m, Prepared *p, const char *event) {
         ra_disk_snapshot_clear(&p->before);
 }
 
-static void handle_device(Manager *m, struct udev_device *dev, const char *event) {
-        Prepared p;
+/*
+ * Disks prepared from a burst of events or an enumeration: one save for all
+ * of them, then the writes. A disk is in a batch at most once, so no later
+ * event in it can change or drop a disk an earlier one prepared.
+ */
+typedef struct Batch {
+        Prepared *items;
+        size_t n, allocated;
+} Batch;
 
-        prepare_device(m, dev, event, &p);
-        if (!p.disk)
-                return;
+static bool batch_has(const Batch *b, const char *name) {
+        for (size_t i = 0; i < b->n; i++)
+                if (ra_streq(b->items[i].disk->name, name))
+                        return true;
+        return false;
+}
+
+static void batch_finish(Manager *m, Batch *b) {
         (void) ra_manager_flush_state(m);
-        finish_device(m, &p, event);
+        for (size_t i = 0; i < b->n; i++)
+                finish_device(m, &b->items[i]);
+        b->n = 0;
+}
+
+static void batch_add(Manager *m, Batch *b, struct udev_device *dev, const char *event) {
+        const char *name = udev_device_get_sysname(dev);
+
+        if (name && batch_has(b, name))
+                batch_finish(m, b);
+
+        if (b->n == b->allocated) {
+                Prepared *grown = realloc(b->items, (b->allocated * 2 + 16) * sizeof(Prepared));
+
+                /* Without room, this one goes alone. */
+                if (!grown) {
+                        Prepared alone;
+
+                        batch_finish(m, b);
+                        prepare_device(m, dev, event, &alone);
+                        if (alone.disk) {
+                                (void) ra_manager_flush_state(m);
+                                finish_device(m, &alone);
+                        }
+                        return;
+                }
+                b->items = grown;
+                b->allocated = b->allocated * 2 + 16;
+        }
+
+        prepare_device(m, dev, event, &b->items[b->n]);
+        if (b->items[b->n].disk)
+                b->n++;
 }
 
 int ra_udev_enumerate(Manager *m, const char *event) {
+        _cleanup_free_ Prepared *items = NULL;
         struct udev_enumerate *e;
         struct udev_list_entry *item;
-        _cleanup_free_ Prepared *prepared = NULL;
-        size_t n = 0, allocated = 0;
+        Batch batch = {};
         int r;
 
         e = udev_enumerate_new(m->udev);
@@ -153,41 +199,28 @@ int ra_udev_enumerate(Manager *m, const char *event) {
                 dev = udev_device_new_from_syspath(m->udev, udev_list_entry_get_name(item));
                 if (!dev)
                         continue; /* gone since the scan */
-
-                if (n == allocated) {
-                        Prepared *grown = realloc(prepared, (allocated * 2 + 16) * sizeof(Prepared));
-
-                        if (!grown) {
-                                udev_device_unref(dev);
-                                r = log_error_errno(ENOMEM, "Cannot enumerate block devices: %m");
-                                break;
-                        }
-                        prepared = grown;
-                        allocated = allocated * 2 + 16;
-                }
-
-                prepare_device(m, dev, event, &prepared[n]);
-                if (prepared[n].disk)
-                        n++;
+                batch_add(m, &batch, dev, event);
                 udev_device_unref(dev);
         }
         udev_enumerate_unref(e);
-
-        (void) ra_manager_flush_state(m);
-        for (size_t i = 0; i < n; i++)
-                finish_device(m, &prepared[i], event);
+        batch_finish(m, &batch);
+        items = batch.items;
 
         for (size_t i = m->n_disks; i > 0; i--)
                 if (!m->disks[i - 1]->seen)
                         ra_manager_forget_disk(m, m->disks[i - 1], LOG_INFO,
                                                "gone while no events arrived.");
 
-        return r < 0 ? r : 0;
+        return 0;
 }
 
 static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        _cleanup_free_ Prepared *items = NULL;
         Manager *m = userdata;
+        Batch batch = {};
+        int error;
 
+        /* Everything that is there now, as one batch: a storm of hotplugs costs one save. */
         for (;;) {
                 struct udev_device *dev;
                 const char *action;
@@ -199,12 +232,15 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
 
                 action = udev_device_get_action(dev) ?: "change";
                 log_debug("%s: %s event.", udev_device_get_sysname(dev), action);
-                handle_device(m, dev, action);
+                batch_add(m, &batch, dev, action);
                 udev_device_unref(dev);
         }
+        error = errno;
+        batch_finish(m, &batch);
+        items = batch.items;
 
         /* The socket overflowed: events are lost, so look at everything again. */
-        if (errno == ENOBUFS) {
+        if (error == ENOBUFS) {
                 log_warning("Missed udev events (receive buffer overrun); re-reading every disk.");
                 (void) ra_udev_enumerate(m, "overrun");
         }

@@ -116,8 +116,10 @@ static int run(void) {
         int r;
 
         r = ra_manager_new(arg_config, arg_observe, &m);
+        if (r == -ENOMEM)
+                return log_error_errno(r, "Not starting: %m");
         if (r < 0)
-                return r == -ENOMEM ? r : log_error_errno(r, "Not starting: the configuration is invalid.");
+                return r; /* said already */
 
         r = add_signals(m);
         if (r < 0)
@@ -138,7 +140,7 @@ static int run(void) {
                 return log_error_errno(r, "Event loop failed: %m");
 
         if (m->config->restore_on_exit) {
-                unsigned n = ra_manager_restore(m, "restore_on_exit");
+                unsigned n = ra_manager_restore(m, false, "restore_on_exit");
 
                 log_info("Put %u disk%s back to their values before radaemon (restore_on_exit).", n,
                          n == 1 ? "" : "s");

@@ -40,7 +40,8 @@ rounds=15
 for round in $(seq "$rounds"); do
 	pinner &
 	pinner_pid=$!
-	sleep "0.$((RANDOM % 5))$((RANDOM % 10))"
+	ms=$(((RANDOM % 500) * RA_SLOWDOWN))
+	sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
 	kill -KILL "$DAEMON_PID"
 	wait "$DAEMON_PID" 2>/dev/null || true
 	DAEMON_PID=
@@ -52,7 +53,7 @@ for round in $(seq "$rounds"); do
 		ra_fail "round $round: the state file did not parse"
 	fi
 	for dev in "${devices[@]}"; do
-		acked=$(grep "^$dev " "$T/acked" | tail -n 1 | cut -d' ' -f2)
+		acked=$(awk -v d="$dev" '$1 == d { v = $2 } END { print v }' "$T/acked")
 		[[ -n $acked ]] || continue
 		# A call after the last acknowledged one may have been stored before the kill.
 		inflight=$(awk -v d="$dev" -v a="$acked" '$1 == d { v[++n] = $2 } END {

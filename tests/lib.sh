@@ -11,6 +11,8 @@ set -euo pipefail
 RA_SRCDIR=${RA_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 RA_BUILDDIR=${RA_BUILDDIR:-$RA_SRCDIR}
 RADAEMON=$RA_BUILDDIR/daemon/radaemon
+# Under make check-valgrind the daemon and racontrol run under valgrind.
+VALGRIND_RUN=$RA_SRCDIR/tests/valgrind-run
 RA_TIMEOUT=${RA_TIMEOUT:-10}
 
 T=
@@ -75,6 +77,14 @@ ra_setup() {
 
 	T=$(mktemp -d /tmp/radaemon-test.XXXXXX)
 	trap ra_cleanup EXIT
+
+	# Under make check-valgrind, racontrol runs under valgrind too: a script,
+	# so that runuser and background jobs can run it like the binary.
+	if [[ ${RA_VALGRIND:-0} == 1 ]]; then
+		printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$VALGRIND_RUN" "$RACONTROL" >"$T/racontrol"
+		chmod 755 "$T/racontrol"
+		RACONTROL=$T/racontrol
+	fi
 
 	# One integration test at a time: they share udevd and the loop range.
 	exec 9>/run/radaemon-tests.lock
@@ -178,6 +188,10 @@ CONF
 }
 
 export RACONTROL=$RA_BUILDDIR/racontrol/racontrol
+# Everything takes this many times longer under valgrind.
+RA_SLOWDOWN=1
+[[ ${RA_VALGRIND:-0} != 1 ]] || RA_SLOWDOWN=6
+RA_TIMEOUT=$((RA_TIMEOUT * RA_SLOWDOWN))
 
 # busctl against the private bus, with the daemon's name filled in.
 ra_busctl() { busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" "$@"; }
@@ -214,7 +228,7 @@ ra_start_daemon() {
 	# Emptied here, not by the background job's redirection, which could come
 	# after the wait below has already seen the last daemon's "Managing".
 	: >"$T/daemon.log"
-	"$RADAEMON" --foreground --debug --config "$T/radaemon.conf" "$@" >>"$T/daemon.log" 2>&1 &
+	"$VALGRIND_RUN" "$RADAEMON" --foreground --debug --config "$T/radaemon.conf" "$@" >>"$T/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	ra_wait_for "grep -q '^Managing' '$T/daemon.log'" || ra_fail "the daemon did not start"
 }

@@ -48,6 +48,14 @@ ra_start_daemon
 "$RACONTROL" restore >/dev/null || ra_fail "restore after a crash failed"
 [[ $(ra_kb "$tiny") == "$orig_tiny" && $(ra_kb "$big") == "$orig_big" ]] || ra_fail "the originals were lost in the crash"
 ra_ok "after SIGKILL, restore still knows the originals"
+
+# Restored stays restored, also across a restart, until a reload.
+ra_stop_daemon
+ra_start_daemon
+[[ $(ra_kb "$tiny") == "$orig_tiny" ]] || ra_fail "a restart after restore wrote $tiny again"
+"$RACONTROL" reload >/dev/null
+ra_wait_kb "$tiny" 4
+ra_ok "restored survives a restart; a reload ends it"
 ra_stop_daemon
 
 # restore_on_exit = yes: SIGTERM puts them back.

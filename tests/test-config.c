@@ -205,7 +205,8 @@ START_TEST(test_bad_choices) {
                                     &c, &errors),
                          -EINVAL);
         assert_error_lines(errors, lines, ELEMENTSOF(lines));
-        ck_assert_ptr_nonnull(strstr(errors[0], "restore_on_exit must be 'yes' or 'no', not 'maybe'"));
+        ck_assert_ptr_nonnull(
+                strstr(errors[0], "restore_on_exit must be a boolean (yes or no), not 'maybe'"));
         ck_assert_ptr_nonnull(
                 strstr(errors[1], "external_changes must be 'yield' or 'reassert', not 'fight'"));
         ck_assert_str_eq(ra_external_to_string(RA_EXTERNAL_REASSERT), "reassert");

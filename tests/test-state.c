@@ -83,6 +83,23 @@ START_TEST(test_original) {
 }
 END_TEST
 
+START_TEST(test_restored) {
+        _cleanup_(ra_state_freep) RaState *s = NULL, *back = NULL, *bad = NULL;
+        _cleanup_(ra_strv_freep) char **errors = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        ck_assert_int_eq(ra_state_new(&s), 0);
+        s->restored = true;
+        ck_assert_int_eq(ra_state_format(s, &text), 0);
+        ck_assert_ptr_nonnull(strstr(text, "\nrestored\n"));
+        back = parse(text, 0, &errors);
+        ck_assert(back->restored);
+
+        bad = parse("restored now\n", -EINVAL, &errors);
+        ck_assert(!bad->restored);
+}
+END_TEST
+
 START_TEST(test_runtime_pin_wins) {
         _cleanup_(ra_state_freep) RaState *s = NULL;
         RaStateEntry *e;
@@ -218,6 +235,7 @@ int main(void) {
 
         tcase_add_test(tc, test_round_trip);
         tcase_add_test(tc, test_original);
+        tcase_add_test(tc, test_restored);
         tcase_add_test(tc, test_runtime_pin_wins);
         tcase_add_test(tc, test_bad_lines);
         tcase_add_test(tc, test_bad_learned);

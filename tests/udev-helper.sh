@@ -42,11 +42,13 @@ helper() {
 # reset: the kernel's value back, as before any decision.
 reset() { echo "$kernel_kb" >"/sys/block/$tiny/queue/read_ahead_kb"; }
 
-# expect_set KB SOURCE: exit 0, exactly the two lines, and the value in sysfs.
+# expect_set KB SOURCE [ORIGINAL]: exit 0, exactly the three lines (the value
+# before the helper, the kernel's by default), and the value in sysfs.
 expect_set() {
 	((rc == 0)) || ra_fail "exit status $rc, want 0: $(cat "$T/err")"
-	printf 'RADAEMON_FIRST_KB=%s\nRADAEMON_SOURCE=%s\n' "$1" "$2" | cmp -s - "$T/out" ||
-		ra_fail "stdout is '$(cat "$T/out")', want RADAEMON_FIRST_KB=$1 and RADAEMON_SOURCE=$2"
+	printf 'RADAEMON_ORIGINAL_KB=%s\nRADAEMON_FIRST_KB=%s\nRADAEMON_SOURCE=%s\n' "${3:-$kernel_kb}" "$1" "$2" |
+		cmp -s - "$T/out" ||
+		ra_fail "stdout is '$(cat "$T/out")', want RADAEMON_ORIGINAL_KB=${3:-$kernel_kb}, RADAEMON_FIRST_KB=$1 and RADAEMON_SOURCE=$2"
 	[[ $(ra_kb "$tiny") == "$1" ]] || ra_fail "$tiny is at $(ra_kb "$tiny") KiB, want $1"
 }
 
@@ -61,7 +63,13 @@ helper -- --config "$T/radaemon.conf" "$tiny"
 expect_set 4 prior
 grep -q "^radaemon-udev: $tiny: read_ahead_kb $kernel_kb -> 4 KiB (prior, on add): 505 KiB device: " "$T/err" ||
 	ra_fail "no decision with a reason on stderr: $(cat "$T/err")"
-ra_ok "prior: $tiny set to 4 KiB, two lines for udev, the reason on stderr"
+ra_ok "prior: $tiny set to 4 KiB, three lines for udev, the reason on stderr"
+
+# What an earlier event of this plug recorded stays the original.
+reset
+helper RADAEMON_ORIGINAL_KB=1000 -- --config "$T/radaemon.conf" "$tiny"
+expect_set 4 prior 1000
+ra_ok "RADAEMON_ORIGINAL_KB from udev's database is handed on unchanged"
 
 reset
 helper RADAEMON_READ_AHEAD_KB=256 -- --config "$T/radaemon.conf" "$tiny"
@@ -122,7 +130,9 @@ devices = $tiny
 mode = observe
 CONF
 helper -- --config "$T/radaemon.conf" "$tiny"
-expect_nothing "$tiny" "$kernel_kb"
+((rc == 0)) || ra_fail "observe mode: exit status $rc, want 0: $(cat "$T/err")"
+[[ $(cat "$T/out") == "RADAEMON_ORIGINAL_KB=$kernel_kb" ]] || ra_fail "observe mode: stdout is '$(cat "$T/out")'"
+[[ $(ra_kb "$tiny") == "$kernel_kb" ]] || ra_fail "observe mode wrote $(ra_kb "$tiny") KiB"
 grep -q "would set read_ahead_kb $kernel_kb -> 4 KiB" "$T/err" || ra_fail "observe mode says nothing: $(cat "$T/err")"
 ra_config <<CONF
 [daemon]

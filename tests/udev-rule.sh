@@ -105,3 +105,31 @@ ra_ok "re-attach ('change'): $tiny back at 4 KiB"
 
 # Nothing of radaemon ran but the helper.
 [[ ! -s $T/daemon.log ]] || ra_fail "the daemon ran"
+ra_ok "only the helper ran"
+
+# The helper wrote first, but radaemon still learns what the kernel had.
+kernel_kb=$(udev_prop "$bounded" RADAEMON_ORIGINAL_KB)
+[[ -n $kernel_kb && $kernel_kb != 64 ]] || ra_fail "$bounded: RADAEMON_ORIGINAL_KB is '$kernel_kb'"
+echo change >"/sys/block/$bounded/uevent"
+udevadm settle
+[[ $(udev_prop "$bounded" RADAEMON_ORIGINAL_KB) == "$kernel_kb" ]] ||
+	ra_fail "$bounded: a later event changed RADAEMON_ORIGINAL_KB to $(udev_prop "$bounded" RADAEMON_ORIGINAL_KB)"
+ra_start_bus
+ra_start_daemon
+grep -q "^device loop:$T/bounded.img original=$kernel_kb$" "$T/state/state" ||
+	ra_fail "radaemon stored another original for $bounded: $(cat "$T/state/state")"
+ra_ok "the original radaemon stores is the kernel's $kernel_kb KiB, not the helper's 64"
+
+# After Restore() the helper writes nothing either, until a reload.
+"$RACONTROL" restore >/dev/null || ra_fail "racontrol restore failed"
+[[ $(ra_kb "$bounded") == "$kernel_kb" ]] || ra_fail "restore did not put $bounded back"
+echo change >"/sys/block/$bounded/uevent"
+udevadm settle
+[[ $(ra_kb "$bounded") == "$kernel_kb" ]] || ra_fail "the helper wrote $bounded again after a restore"
+ra_stop_daemon
+ra_start_daemon
+[[ $(ra_kb "$bounded") == "$kernel_kb" ]] || ra_fail "radaemon wrote $bounded again after a restore and a restart"
+"$RACONTROL" reload >/dev/null
+ra_wait_kb "$bounded" 64
+ra_ok "after restore neither the helper nor a restarted radaemon writes, until a reload"
+ra_stop_daemon

@@ -192,8 +192,12 @@ static const char *event_name(void) {
         return getenv("ACTION") ?: "request";
 }
 
-/* What radaemon would decide: the configuration, the pin stored for the disk, the policy. */
-static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *ret) {
+/*
+ * What radaemon would decide: the configuration, what is stored for the
+ * disk, the policy. *ret_restored is set when radaemon's Restore() put every
+ * disk back: then nothing is written until a reload.
+ */
+static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *ret, bool *ret_restored) {
         _cleanup_(ra_state_freep) RaState *state = NULL;
         _cleanup_free_ char *identity = NULL;
         RaSettings settings;
@@ -209,7 +213,17 @@ static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *re
 
         ra_settings_for_device(config, state, a->name, identity, &settings);
         ra_policy_decide(a, &settings, ret);
+        *ret_restored = state->restored;
         return 0;
+}
+
+/*
+ * The value the disk had before this helper first wrote it on this plug:
+ * the rule imports it from udev's database, where an earlier event of the
+ * same plug left it, so radaemon learns the kernel's value, not ours.
+ */
+static void print_original(const RaDeviceAttrs *a) {
+        printf("RADAEMON_ORIGINAL_KB=%" PRIu32 "\n", a->has_original ? a->original_kb : a->read_ahead_kb);
 }
 
 /* Writes the value unless it is there already, and hands udev the KEY=value lines. */
@@ -232,6 +246,7 @@ static int apply(int sysfd, const RaDeviceAttrs *a, const RaDecision *d) {
 
         fprintf(stderr, "radaemon-udev: %s: read_ahead_kb %" PRIu32 " -> %" PRIu32 " KiB (%s, on %s): %s\n",
                 a->name, a->read_ahead_kb, now, source, event_name(), d->reason);
+        print_original(a);
         printf("RADAEMON_FIRST_KB=%" PRIu32 "\n"
                "RADAEMON_SOURCE=%s\n",
                now, source);
@@ -243,6 +258,7 @@ static int run(void) {
         _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
         _cleanup_close_ int sysfd = -1;
         RaDecision decision;
+        bool restored;
         int r;
 
         r = load_config(&config);
@@ -267,12 +283,21 @@ static int run(void) {
                 return 0;
         }
 
-        r = decide(config, &a, &decision);
+        r = decide(config, &a, &decision, &restored);
         if (r < 0)
                 return r;
 
         if (decision.kb == 0) {
                 fprintf(stderr, "radaemon-udev: %s: %s\n", arg_name, decision.reason);
+                return 0;
+        }
+
+        if (restored) {
+                fprintf(stderr,
+                        "radaemon-udev: %s: radaemon restored every disk to its value before radaemon; "
+                        "leaving it alone until 'racontrol reload'.\n",
+                        arg_name);
+                print_original(&a);
                 return 0;
         }
 
@@ -282,6 +307,7 @@ static int run(void) {
                         " KiB (%s, on %s; observe mode): %s\n",
                         arg_name, a.read_ahead_kb, decision.kb, ra_source_to_string(decision.source),
                         event_name(), decision.reason);
+                print_original(&a);
                 return 0;
         }
 
