@@ -1,7 +1,9 @@
 #!/bin/bash
 # The manual pages: mandoc -Tlint finds nothing at warning level, and each
 # page covers its subject: every option, verb, configuration key, D-Bus
-# method, property and error, and udev property there is.
+# method, property and error, udev property, source of a value, workload,
+# state file key, environment variable the daemon reads, and key of
+# racontrol's JSON there is.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 command -v mandoc >/dev/null || ra_skip "mandoc is not installed"
@@ -54,3 +56,32 @@ mapfile -t props < <(grep -ohE '"RADAEMON_[A-Z_]+"' "$RA_SRCDIR/common/ra-device
 covers radaemon.8 "${props[@]}"
 covers radaemon-udev.8 "${props[@]}" RADAEMON_FIRST_KB RADAEMON_SOURCE 60-radaemon-local.rules
 ra_ok "every udev property, in radaemon(8) and radaemon-udev(8)"
+
+mapfile -t sources < <(grep -oE '\[RA_SOURCE_[A-Z]+\] = "[a-z]+"' "$RA_SRCDIR/common/ra-policy.c" | sed 's/.*"\(.*\)"/\1/')
+((${#sources[@]} == 6)) || ra_fail "expected 6 sources in common/ra-policy.c, found ${sources[*]}"
+mapfile -t workloads < <(grep -oE '\[RA_WORKLOAD_[A-Z]+\] = "[a-z]+"' "$RA_SRCDIR/common/ra-adapt.c" | sed 's/.*"\(.*\)"/\1/')
+((${#workloads[@]} == 4)) || ra_fail "expected 4 workloads in common/ra-adapt.c, found ${workloads[*]}"
+for page in radaemon.8 racontrol.1 org.radaemon.ReadAhead1.5; do
+	covers "$page" "${sources[@]}" "${workloads[@]}"
+done
+ra_ok "every source (${sources[*]}) and workload (${workloads[*]})"
+
+mapfile -t state_keys < <(grep -ohE 'strncmp\(word, "[a-z_]+=",' "$RA_SRCDIR/common/ra-state.c" | sed 's/.*"\(.*\)",/\1/')
+((${#state_keys[@]} >= 3)) || ra_fail "cannot read the keys of the state file from common/ra-state.c"
+covers radaemon.8 "${state_keys[@]}"
+mapfile -t environment < <(grep -ohE 'getenv\("[A-Z_]+"\)' "$RA_SRCDIR"/daemon/*.c | sed 's/getenv("\(.*\)")/\1/' | sort -u)
+((${#environment[@]} >= 2)) || ra_fail "cannot read the environment variables from daemon/*.c"
+covers radaemon.8 "${environment[@]}"
+ra_ok "every state file key (${state_keys[*]}) and environment variable (${environment[*]}) in radaemon(8)"
+
+mapfile -t json < <({
+	grep -ohE 'json_key\("[a-z_]+"' "$RA_SRCDIR"/racontrol/*.c | sed 's/json_key("\(.*\)"/\1/'
+	grep -ohE '\\"[a-z_]+\\":' "$RA_SRCDIR"/racontrol/*.c | sed 's/\\"//g; s/:$//'
+} | sort -u)
+((${#json[@]} >= 20)) || ra_fail "cannot read the JSON keys from racontrol/*.c"
+quoted=()
+for key in "${json[@]}"; do
+	quoted+=("\"$key\"")
+done
+covers racontrol.1 "${quoted[@]}"
+ra_ok "every key of racontrol's JSON: ${#json[@]} keys"
