@@ -144,15 +144,6 @@ static uint32_t clamp_to_limits(uint32_t kb, const RaAdaptLimits *l) {
         return kb < RA_KB_MIN ? RA_KB_MIN : kb;
 }
 
-static void set_reason(char reason[static RA_REASON_MAX], const char *format, ...) _printf_(2, 3);
-static void set_reason(char reason[static RA_REASON_MAX], const char *format, ...) {
-        va_list ap;
-
-        va_start(ap, format);
-        (void) vsnprintf(reason, RA_REASON_MAX, format, ap);
-        va_end(ap);
-}
-
 /* Random access: shrink only where read-around wastes (requests as large as the window). */
 static uint32_t random_target(const RaObservation *o, const RaAdaptLimits *l,
                               char reason[static RA_REASON_MAX]) {
@@ -163,10 +154,11 @@ static uint32_t random_target(const RaObservation *o, const RaAdaptLimits *l,
             t->request_kb < request_limit_kb(o->window_kb, l->max_sectors_kb) / 2)
                 return 0;
 
-        set_reason(reason,
-                   "Random reads dominate (a jump every %" PRIu64 " KiB) and each one reads a whole %" PRIu32
-                   " KiB window around it, so %" PRIu32 " KiB wastes least.",
-                   t->bytes / 1024 / (t->jumps ? t->jumps : 1), o->window_kb, target);
+        ra_reason_format(reason,
+                         "Random reads dominate (a jump every %" PRIu64
+                         " KiB) and each one reads a whole %" PRIu32 " KiB window around it, so %" PRIu32
+                         " KiB wastes least.",
+                         t->bytes / 1024 / (t->jumps ? t->jumps : 1), o->window_kb, target);
         return target;
 }
 
@@ -181,17 +173,17 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
 
         best = perf_best(m);
         if (best && best->kb > cur && best->bytes_per_sec >= GAIN_UP * here->bytes_per_sec) {
-                set_reason(reason,
-                           "Sequential reads ran %.0f%% faster with %" PRIu32 " KiB than with %" PRIu32
-                           " KiB.",
-                           (best->bytes_per_sec / here->bytes_per_sec - 1) * 100, best->kb, cur);
+                ra_reason_format(reason,
+                                 "Sequential reads ran %.0f%% faster with %" PRIu32 " KiB than with %" PRIu32
+                                 " KiB.",
+                                 (best->bytes_per_sec / here->bytes_per_sec - 1) * 100, best->kb, cur);
                 return clamp_to_limits(best->kb, l);
         }
         if (best && best->kb < cur) {
-                set_reason(reason,
-                           "Bigger requests stopped paying: %" PRIu32 " KiB read as fast as %" PRIu32
-                           " KiB (%.0f%%), so the smaller window stays.",
-                           best->kb, cur, best->bytes_per_sec / here->bytes_per_sec * 100);
+                ra_reason_format(reason,
+                                 "Bigger requests stopped paying: %" PRIu32 " KiB read as fast as %" PRIu32
+                                 " KiB (%.0f%%), so the smaller window stays.",
+                                 best->kb, cur, best->bytes_per_sec / here->bytes_per_sec * 100);
                 return clamp_to_limits(best->kb, l);
         }
 
@@ -205,11 +197,11 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
         if (next <= cur)
                 return 0;
 
-        set_reason(reason,
-                   "Sequential reads fill every %" PRIu32
-                   " KiB request the window allows (%.1f MB/s), so %" PRIu32
-                   " KiB is tried for fewer, larger commands.",
-                   o->trace.request_kb, here->bytes_per_sec / 1e6, next);
+        ra_reason_format(reason,
+                         "Sequential reads fill every %" PRIu32
+                         " KiB request the window allows (%.1f MB/s), so %" PRIu32
+                         " KiB is tried for fewer, larger commands.",
+                         o->trace.request_kb, here->bytes_per_sec / 1e6, next);
         return next;
 }
 
@@ -258,5 +250,5 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
 
 void ra_adapt_restore(RaModel *m, uint32_t learned_kb) {
         m->learned_kb = learned_kb;
-        set_reason(m->reason, "Learned from this device's reads before: %" PRIu32 " KiB.", learned_kb);
+        ra_reason_format(m->reason, "Learned from this device's reads before: %" PRIu32 " KiB.", learned_kb);
 }

@@ -9,9 +9,8 @@
 
 #define ATTR "queue/read_ahead_kb"
 
-/* A device that vanished shows up as any of these, depending on the moment. */
 static int gone_to_enodev(int r) {
-        return r == -ENOENT || r == -ENXIO || r == -ENODEV ? -ENODEV : r;
+        return ra_errno_is_gone(r) ? -ENODEV : r;
 }
 
 int ra_apply_read_current(int sysfd, uint32_t *ret_kb) {

@@ -32,23 +32,6 @@ const char *ra_external_to_string(RaExternal e) {
         return e >= 0 && e < _RA_EXTERNAL_MAX ? external_names[e] : NULL;
 }
 
-static int parse_bool(const char *v, bool *ret) {
-        static const char *const yes[] = { "yes", "true", "on", "1" };
-        static const char *const no[] = { "no", "false", "off", "0" };
-
-        for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
-                if (strcmp(v, yes[i]) == 0) {
-                        *ret = true;
-                        return 0;
-                }
-                if (strcmp(v, no[i]) == 0) {
-                        *ret = false;
-                        return 0;
-                }
-        }
-        return -EINVAL;
-}
-
 int ra_config_new(RaConfig **ret) {
         _cleanup_(ra_config_freep) RaConfig *c = NULL;
 
@@ -144,7 +127,8 @@ static void begin_section(Parser *p, const char *name) {
         }
 
         copy = strdup(glob);
-        grown = realloc(p->config->sections, (p->config->n_sections + 1) * sizeof(RaDeviceSection));
+        grown = copy ? realloc(p->config->sections, (p->config->n_sections + 1) * sizeof(RaDeviceSection))
+                     : NULL;
         if (!copy || !grown) {
                 free(copy);
                 p->r = -ENOMEM;
@@ -302,7 +286,7 @@ static void parse_daemon_key(Parser *p, const char *name, const char *value) {
                 else
                         c->interval_ms = ms;
         } else if (strcmp(name, "restore_on_exit") == 0) {
-                if (parse_bool(value, &c->restore_on_exit) < 0)
+                if (ra_parse_boolean(value, &c->restore_on_exit) < 0)
                         add_error(p, "restore_on_exit must be a boolean (yes or no), not '%s'", value);
         } else if (strcmp(name, "state_dir") == 0) {
                 char *copy;
@@ -526,6 +510,23 @@ int ra_config_load(RaConfig *c, const char *path, const char *dropin_dir, char *
         if (r == 0)
                 r = check_bounds(c, errors, min_at, max_at);
         return r;
+}
+
+int ra_config_read(const char *path, RaConfig **ret, char ***errors) {
+        _cleanup_(ra_config_freep) RaConfig *c = NULL;
+        int r;
+
+        r = ra_config_new(&c);
+        if (r < 0)
+                return r;
+
+        r = path ? ra_config_parse_file(c, path, errors)
+                 : ra_config_load(c, RA_CONFIG_FILE, RA_CONFIG_DROPIN_DIR, errors);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(c);
+        return 0;
 }
 
 bool ra_config_manages(const RaConfig *c, const char *name) {

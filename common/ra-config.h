@@ -71,6 +71,12 @@ int ra_config_parse_text(RaConfig *c, const char *name, const char *text, size_t
  */
 int ra_config_load(RaConfig *c, const char *path, const char *dropin_dir, char ***errors);
 
+/*
+ * The configuration radaemon and its udev helper run with: path alone when
+ * given (--config), else RA_CONFIG_FILE and its drop-ins, on the defaults.
+ */
+int ra_config_read(const char *path, RaConfig **ret, char ***errors);
+
 /* True when name is in devices and not in ignore. */
 bool ra_config_manages(const RaConfig *c, const char *name);
 

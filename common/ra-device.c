@@ -7,6 +7,17 @@
 #include "ra-device.h"
 #include "ra-util.h"
 
+uint32_t ra_page_kb(void) {
+        static uint32_t kb;
+
+        if (kb == 0) {
+                long size = sysconf(_SC_PAGESIZE);
+
+                kb = size >= 4096 ? (uint32_t) (size / 1024) : 4;
+        }
+        return kb;
+}
+
 void ra_device_attrs_clear(RaDeviceAttrs *a) {
         free(a->name);
         free(a->backing_file);
@@ -92,6 +103,12 @@ int ra_device_attrs_read_sysfs(RaDeviceAttrs *a, int sysfd, const char **ret_bad
         }
         a->size_bytes = sectors * 512;
 
+        r = read_u64_attr(sysfd, "diskseq", false, &a->diskseq);
+        if (r < 0) {
+                bad = "diskseq";
+                goto finish;
+        }
+
         for (size_t i = 0; i < ELEMENTSOF(numbers); i++) {
                 r = read_u32_attr(sysfd, numbers[i].attr, numbers[i].required, numbers[i].value);
                 if (r < 0) {
@@ -128,23 +145,6 @@ finish:
         if (ret_bad_attr)
                 *ret_bad_attr = bad;
         return r;
-}
-
-static int parse_bool_property(const char *v, bool *ret) {
-        static const char *const yes[] = { "1", "yes", "true", "on" };
-        static const char *const no[] = { "0", "no", "false", "off" };
-
-        for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
-                if (strcmp(v, yes[i]) == 0) {
-                        *ret = true;
-                        return 0;
-                }
-                if (strcmp(v, no[i]) == 0) {
-                        *ret = false;
-                        return 0;
-                }
-        }
-        return -EINVAL;
 }
 
 static int parse_kb_property(const char *v, uint32_t *ret) {
@@ -211,7 +211,7 @@ int ra_device_attrs_read_properties(RaDeviceAttrs *a, RaPropertyGetter get, void
 
         a->ignore = false;
         v = get(userdata, "RADAEMON_IGNORE");
-        if (v && parse_bool_property(v, &a->ignore) < 0)
+        if (v && ra_parse_boolean(v, &a->ignore) < 0)
                 bad = "RADAEMON_IGNORE";
 
         for (size_t i = 0; i < ELEMENTSOF(sizes); i++) {
@@ -262,6 +262,29 @@ void ra_device_attrs_guess_transport(RaDeviceAttrs *a, const char *syspath) {
                 }
 
         a->transport = "unknown";
+}
+
+int ra_device_read(RaDeviceAttrs *a, const char *name, int sysfd, const char *syspath, RaPropertyGetter get,
+                   void *userdata, const char **ret_bad_attr, const char **ret_bad_property) {
+        int r;
+
+        if (ret_bad_property)
+                *ret_bad_property = NULL;
+
+        free(a->name);
+        a->name = strdup(name);
+        if (!a->name)
+                return -ENOMEM;
+
+        r = ra_device_attrs_read_sysfs(a, sysfd, ret_bad_attr);
+        if (ra_errno_is_gone(r))
+                return -ENODEV;
+        if (r < 0)
+                return r;
+
+        r = ra_device_attrs_read_properties(a, get, userdata, ret_bad_property);
+        ra_device_attrs_guess_transport(a, syspath);
+        return r;
 }
 
 int ra_device_identity(const RaDeviceAttrs *a, char **ret) {

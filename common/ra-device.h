@@ -18,6 +18,9 @@ static inline bool ra_kb_is_valid(uint32_t kb) {
         return kb >= RA_KB_MIN && kb <= RA_KB_LIMIT && kb % 4 == 0;
 }
 
+/* The page size in KiB: 4 on most machines, 16 or 64 on some. */
+uint32_t ra_page_kb(void);
+
 /*
  * What radaemon knows about one block disk: its sysfs attributes, the
  * properties udev recorded for it, and what an administrator's udev rule asked
@@ -35,6 +38,7 @@ typedef struct RaDeviceAttrs {
         uint32_t max_hw_sectors_kb;
         uint32_t optimal_io_bytes;
         uint32_t logical_block_size;
+        uint64_t diskseq;   /* a new one with every new medium; 0 on kernels without it */
         char *backing_file; /* loop devices only */
 
         /* udev database, or libblkid where udev does not say */
@@ -72,6 +76,18 @@ int ra_device_attrs_read_sysfs(RaDeviceAttrs *a, int sysfd, const char **ret_bad
 
 /* A lookup of one udev property: libudev's database, or the environment. */
 typedef const char *(*RaPropertyGetter)(void *userdata, const char *key);
+
+/*
+ * Reads all radaemon reads of the disk name, whose sysfs directory sysfd is
+ * at syspath: the attributes, the udev properties through get, the
+ * transport. The daemon and its udev helper both read disks this way, so
+ * they decide alike. Returns 0; -ENODEV when the disk is gone or has no
+ * read_ahead_kb; -EINVAL with *ret_bad_property naming a RADAEMON_* property
+ * that was invalid and skipped (the rest is read); another negative errno
+ * with *ret_bad_attr naming the attribute that could not be read.
+ */
+int ra_device_read(RaDeviceAttrs *a, const char *name, int sysfd, const char *syspath, RaPropertyGetter get,
+                   void *userdata, const char **ret_bad_attr, const char **ret_bad_property);
 
 /*
  * Reads the ID_* and RADAEMON_* properties. A RADAEMON_* value that is not a

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+#define IN_SET(x, a, b) ((x) == (a) || (x) == (b))
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _cleanup_free_ _cleanup_(ra_freep)

@@ -39,12 +39,11 @@ void ra_bounds_override(RaBounds *b, uint32_t min_kb, uint32_t max_kb) {
         }
 }
 
-static void set_reason(RaDecision *d, const char *format, ...) _printf_(2, 3);
-static void set_reason(RaDecision *d, const char *format, ...) {
+void ra_reason_format(char reason[static RA_REASON_MAX], const char *format, ...) {
         va_list ap;
 
         va_start(ap, format);
-        (void) vsnprintf(d->reason, sizeof(d->reason), format, ap);
+        (void) vsnprintf(reason, RA_REASON_MAX, format, ap);
         va_end(ap);
 }
 
@@ -80,7 +79,7 @@ void ra_policy_prior(const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret) {
         *ret = (RaDecision){ .source = RA_SOURCE_PRIOR };
 
         if (a->size_bytes == 0) {
-                set_reason(ret, "No medium (size 0), so there is nothing to read ahead yet.");
+                ra_reason_format(ret->reason, "No medium (size 0), so there is nothing to read ahead yet.");
                 return;
         }
 
@@ -112,15 +111,16 @@ void ra_policy_prior(const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret) {
         ret->kb = clamp_kb(wanted, bounds);
 
         if (ret->kb != wanted)
-                set_reason(ret, "%s device: %s, held within the configured %" PRIu32 " to %" PRIu32 " KiB.",
-                           size, why, bounds.min_kb, bounds.max_kb);
+                ra_reason_format(ret->reason,
+                                 "%s device: %s, held within the configured %" PRIu32 " to %" PRIu32 " KiB.",
+                                 size, why, bounds.min_kb, bounds.max_kb);
         else if (cap < base)
-                set_reason(ret,
-                           "%s device: capped at %" PRIu32 " KiB by its size, because a larger "
-                           "window would read a large share of so small a device.",
-                           size, cap);
+                ra_reason_format(ret->reason,
+                                 "%s device: capped at %" PRIu32 " KiB by its size, because a larger "
+                                 "window would read a large share of so small a device.",
+                                 size, cap);
         else
-                set_reason(ret, "%s device: %s.", size, why);
+                ra_reason_format(ret->reason, "%s device: %s.", size, why);
 }
 
 RaBounds ra_policy_bounds(const RaDeviceAttrs *a, const RaSettings *s) {
@@ -135,37 +135,49 @@ void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *r
 
         if (s->external) {
                 *ret = (RaDecision){ .kb = a->read_ahead_kb, .source = RA_SOURCE_EXTERNAL };
-                set_reason(ret,
-                           "Set to %" PRIu32
-                           " KiB by something other than radaemon, which leaves it alone until "
-                           "the device changes, a reload, or a pin.",
-                           a->read_ahead_kb);
+                ra_reason_format(ret->reason,
+                                 "Set to %" PRIu32
+                                 " KiB by something other than radaemon, which leaves it alone until "
+                                 "the device changes, a reload, or a pin.",
+                                 a->read_ahead_kb);
         } else if (a->size_bytes == 0) {
                 /* Nothing to read ahead, pinned or not: the value comes with the medium's change event. */
                 ra_policy_prior(a, bounds, ret);
         } else if (s->pinned_kb > 0) {
                 *ret = (RaDecision){ .kb = s->pinned_kb, .source = RA_SOURCE_PINNED };
-                set_reason(ret, "Pinned to %" PRIu32 " KiB by an administrator over D-Bus.", s->pinned_kb);
+                ra_reason_format(ret->reason, "Pinned to %" PRIu32 " KiB by an administrator over D-Bus.",
+                                 s->pinned_kb);
         } else if (a->pin_kb > 0) {
                 *ret = (RaDecision){ .kb = a->pin_kb, .source = RA_SOURCE_UDEV };
-                set_reason(ret, "Pinned to %" PRIu32 " KiB by RADAEMON_READ_AHEAD_KB in a udev rule.",
-                           a->pin_kb);
+                ra_reason_format(ret->reason,
+                                 "Pinned to %" PRIu32 " KiB by RADAEMON_READ_AHEAD_KB in a udev rule.",
+                                 a->pin_kb);
         } else if (s->config_kb > 0) {
                 *ret = (RaDecision){ .kb = s->config_kb, .source = RA_SOURCE_CONFIG };
-                set_reason(ret, "Pinned to %" PRIu32 " KiB by read_ahead_kb in the configuration.",
-                           s->config_kb);
+                ra_reason_format(ret->reason,
+                                 "Pinned to %" PRIu32 " KiB by read_ahead_kb in the configuration.",
+                                 s->config_kb);
         } else if (s->learned_kb > 0) {
                 *ret = (RaDecision){ .kb = clamp_kb(s->learned_kb, bounds), .source = RA_SOURCE_LEARNED };
                 if (ret->kb != s->learned_kb)
-                        set_reason(ret,
-                                   "Learned %" PRIu32 " KiB from this device's reads, held within %" PRIu32
-                                   " to %" PRIu32 " KiB.",
-                                   s->learned_kb, bounds.min_kb, bounds.max_kb);
+                        ra_reason_format(ret->reason,
+                                         "Learned %" PRIu32
+                                         " KiB from this device's reads, held within %" PRIu32 " to %" PRIu32
+                                         " KiB.",
+                                         s->learned_kb, bounds.min_kb, bounds.max_kb);
                 else if (s->learned_reason && s->learned_reason[0])
-                        set_reason(ret, "%s", s->learned_reason);
+                        ra_reason_format(ret->reason, "%s", s->learned_reason);
                 else
-                        set_reason(ret, "Learned %" PRIu32 " KiB from this device's reads before.",
-                                   s->learned_kb);
+                        ra_reason_format(ret->reason,
+                                         "Learned %" PRIu32 " KiB from this device's reads before.",
+                                         s->learned_kb);
         } else
                 ra_policy_prior(a, bounds, ret);
+
+        /*
+         * The kernel keeps whole pages and rounds down: on a kernel with pages
+         * larger than 4 KiB, a smaller value would be stored as 0.
+         */
+        if (ret->kb > 0 && ret->source != RA_SOURCE_EXTERNAL && ret->kb % ra_page_kb() != 0)
+                ret->kb += ra_page_kb() - ret->kb % ra_page_kb();
 }

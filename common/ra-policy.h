@@ -47,6 +47,9 @@ typedef struct RaSettings {
 
 #define RA_REASON_MAX 256
 
+/* Formats one sentence of reason into a RA_REASON_MAX buffer, cut if it must be. */
+void ra_reason_format(char reason[static RA_REASON_MAX], const char *format, ...) _printf_(2, 3);
+
 typedef struct RaDecision {
         uint32_t kb; /* 0: nothing to decide (no medium); never written */
         RaSource source;

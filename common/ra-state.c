@@ -361,10 +361,13 @@ static int write_all(int fd, const char *buf, size_t len) {
         return 0;
 }
 
-int ra_state_save(const RaState *s, const char *dir) {
+int ra_state_save(const RaState *s, const char *dir, bool *ret_replaced) {
         _cleanup_free_ char *text = NULL, *tmp = NULL, *path = NULL;
         _cleanup_close_ int dfd = -1, fd = -1;
         int r;
+
+        if (ret_replaced)
+                *ret_replaced = false;
 
         r = ra_state_format(s, &text);
         if (r < 0)
@@ -397,6 +400,8 @@ int ra_state_save(const RaState *s, const char *dir) {
         }
 
         /* The rename is durable only once the directory is. */
+        if (ret_replaced)
+                *ret_replaced = true;
         if (fsync(dfd) < 0)
                 return negative_errno();
         return 0;

@@ -61,8 +61,11 @@ int ra_state_format(const RaState *s, char **ret);
 /*
  * Writes <dir>/state so that a crash at any moment leaves either the old or
  * the new file: a temporary file, fsync, rename, fsync of the directory.
+ * ret_replaced (may be NULL) says whether the rename happened: an error with
+ * it set means the new file is in place but its durability unconfirmed (the
+ * directory's fsync failed), so the caller must not act as if nothing changed.
  */
-int ra_state_save(const RaState *s, const char *dir);
+int ra_state_save(const RaState *s, const char *dir, bool *ret_replaced);
 
 RaStateEntry *ra_state_find(const RaState *s, const char *identity);
 int ra_state_ensure(RaState *s, const char *identity, RaStateEntry **ret);

@@ -26,6 +26,23 @@ int ra_parse_u64(const char *s, uint64_t *ret) {
         return 0;
 }
 
+int ra_parse_boolean(const char *s, bool *ret) {
+        static const char *const yes[] = { "yes", "true", "on", "1" };
+        static const char *const no[] = { "no", "false", "off", "0" };
+
+        for (size_t i = 0; s && i < ELEMENTSOF(yes); i++) {
+                if (strcmp(s, yes[i]) == 0) {
+                        *ret = true;
+                        return 0;
+                }
+                if (strcmp(s, no[i]) == 0) {
+                        *ret = false;
+                        return 0;
+                }
+        }
+        return -EINVAL;
+}
+
 int ra_parse_u32(const char *s, uint32_t *ret) {
         uint64_t v;
         int r;

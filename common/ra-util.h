@@ -7,6 +7,9 @@
 
 #include "ra-macro.h"
 
+/* yes/true/on/1 and no/false/off/0, exactly. */
+int ra_parse_boolean(const char *s, bool *ret);
+
 /* Strict decimal parsing: digits only, no sign, no blanks, no overflow. */
 int ra_parse_u64(const char *s, uint64_t *ret);
 int ra_parse_u32(const char *s, uint32_t *ret);
@@ -38,6 +41,11 @@ const char *ra_format_size(uint64_t bytes, char buf[static RA_SIZE_MAX]);
 
 /* A kernel block device name is a single path component we can trust. */
 bool ra_device_name_is_valid(const char *name);
+
+/* The errors a device that went away shows, depending on the moment. */
+static inline bool ra_errno_is_gone(int r) {
+        return r == -ENOENT || r == -ENXIO || r == -ENODEV;
+}
 
 static inline bool ra_streq(const char *a, const char *b) {
         return a && b && __builtin_strcmp(a, b) == 0;

@@ -14,8 +14,10 @@
 /* --- access control ------------------------------------------------------ */
 
 /* Returns 1 when polkit is on the bus and authorizes the sender, 0 when not. */
+#define POLKIT_TIMEOUT_USEC (2 * UINT64_C(1000000))
+
 static int polkit_authorizes(sd_bus *bus, sd_bus_message *msg) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL, *call = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         int has_owner = 0, authorized = 0, challenge = 0, r;
 
@@ -25,11 +27,19 @@ static int polkit_authorizes(sd_bus *bus, sd_bus_message *msg) {
                 return 0;
         reply = sd_bus_message_unref(reply);
 
-        /* No interaction: a method call must not wait for somebody to type a password. */
-        r = sd_bus_call_method(bus, "org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
-                               "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization", &error, &reply,
-                               "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s",
-                               sd_bus_message_get_sender(msg), RA_POLKIT_ACTION, 0, 0, "");
+        /*
+         * No interaction: a method call must not wait for somebody to type a
+         * password. The call is synchronous, so the loop waits for polkit: at
+         * most POLKIT_TIMEOUT_USEC, not sd-bus's default 25 s.
+         */
+        r = sd_bus_message_new_method_call(bus, &call, "org.freedesktop.PolicyKit1",
+                                           "/org/freedesktop/PolicyKit1/Authority",
+                                           "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s",
+                                          sd_bus_message_get_sender(msg), RA_POLKIT_ACTION, 0, 0, "");
+        if (r >= 0)
+                r = sd_bus_call(bus, call, POLKIT_TIMEOUT_USEC, &error, &reply);
         if (r < 0) {
                 log_warning("Asking polkit failed, refusing: %s", error.message ?: strerror(-r));
                 return 0;
@@ -197,9 +207,11 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 
         log_info("Reload requested over D-Bus by uid %u.", (unsigned) uid);
         r = ra_manager_reload(userdata);
-        if (r < 0)
+        if (r == -EINVAL)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED,
                                          "The configuration is invalid and was not loaded; see the log.");
+        if (r < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Reloading failed: %s.", strerror(-r));
 
         return sd_bus_reply_method_return(msg, NULL);
 }

@@ -75,7 +75,7 @@ static const char *get_udev_property(void *userdata, const char *key) {
 }
 
 int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_property) {
-        RaDeviceAttrs a = {};
+        _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
         _cleanup_close_ int sysfd = -1;
         const char *bad_attr = NULL;
         int r, props;
@@ -92,28 +92,14 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
         if (sysfd < 0)
                 return sysfd;
 
-        a.name = strdup(d->name);
-        if (!a.name)
-                return -ENOMEM;
-
-        r = ra_device_attrs_read_sysfs(&a, sysfd, &bad_attr);
-        if (r == -ENOENT || r == -ENODEV || r == -ENXIO) {
-                ra_device_attrs_clear(&a);
-                return -ENODEV;
-        }
-        if (r < 0) {
-                log_warning_errno(r, "%s: cannot read %s/%s: %m", d->name, d->syspath,
-                                  bad_attr ? bad_attr : "?");
-                ra_device_attrs_clear(&a);
-                return r;
-        }
-
-        props = ra_device_attrs_read_properties(&a, get_udev_property, dev, ret_bad_property);
-        if (props == -ENOMEM) {
-                ra_device_attrs_clear(&a);
+        props = ra_device_read(&a, d->name, sysfd, d->syspath, get_udev_property, dev, &bad_attr,
+                               ret_bad_property);
+        if (props < 0 && props != -EINVAL) {
+                if (props != -ENODEV && props != -ENOMEM)
+                        log_debug_errno(props, "%s: cannot read %s/%s: %m", d->name, d->syspath,
+                                        bad_attr ?: "?");
                 return props;
         }
-        ra_device_attrs_guess_transport(&a, d->syspath);
 
         /* Without udevd nobody has probed the device: ask libblkid, cheaply. */
         if (!udev_device_get_is_initialized(dev) && d->devnode && a.size_bytes > 0) {
@@ -124,6 +110,7 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
 
         ra_device_attrs_clear(&d->attrs);
         d->attrs = a; /* transport may point at bus: both move together */
+        a = (RaDeviceAttrs){};
 
         free(d->identity);
         d->identity = NULL;
@@ -131,7 +118,7 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
         if (r < 0)
                 return r;
 
-        return props < 0 ? props : 0;
+        return props;
 }
 
 static int dup_or_null(const char *s, char **ret) {

@@ -33,3 +33,4 @@ int ra_log_internal(int level, int error, const char *format, ...) _printf_(3, 4
 #define log_info_errno(e, ...) log_full_errno(LOG_INFO, e, __VA_ARGS__)
 #define log_warning_errno(e, ...) log_full_errno(LOG_WARNING, e, __VA_ARGS__)
 #define log_error_errno(e, ...) log_full_errno(LOG_ERR, e, __VA_ARGS__)
+#define log_oom() log_error_errno(ENOMEM, "Out of memory.")

@@ -20,28 +20,44 @@
 #define REASSERT_WINDOW_USEC (60 * UINT64_C(1000000))
 
 static int load_config(const char *path, RaConfig **ret) {
-        _cleanup_(ra_config_freep) RaConfig *c = NULL;
         _cleanup_(ra_strv_freep) char **errors = NULL;
         int r;
 
-        r = ra_config_new(&c);
-        if (r < 0)
-                return r;
-
-        if (path)
-                r = ra_config_parse_file(c, path, &errors);
-        else
-                r = ra_config_load(c, RA_CONFIG_FILE, RA_CONFIG_DROPIN_DIR, &errors);
-
+        r = ra_config_read(path, ret, &errors);
         for (size_t i = 0; errors && errors[i]; i++)
                 log_error("%s", errors[i]);
         if (r == -ENOMEM)
-                return log_error_errno(r, "Out of memory while reading the configuration.");
-        if (r < 0)
-                return r;
+                return log_oom();
+        return r;
+}
 
-        *ret = TAKE_PTR(c);
-        return 0;
+/*
+ * A state file that exists but cannot be read must not be replaced by one that
+ * knows nothing: its pins and true originals would be gone, and the values
+ * radaemon wrote itself would become the originals. It is moved aside for
+ * the administrator; where even that fails, nothing is saved at all.
+ */
+static void keep_unreadable_state(Manager *m, int error) {
+        _cleanup_free_ char *from = NULL, *to = NULL;
+
+        if (asprintf(&from, "%s/%s", m->state_dir, RA_STATE_FILE) < 0 ||
+            asprintf(&to, "%s/%s.unreadable", m->state_dir, RA_STATE_FILE) < 0)
+                return (void) log_oom();
+
+        if (rename(from, to) >= 0) {
+                log_warning_errno(error,
+                                  "Cannot read %s (%m); moved it to %s, starting without what it held.",
+                                  from, to);
+                return;
+        }
+
+        log_warning_errno(error,
+                          "Cannot read %s (%m), nor move it aside; nothing will be stored until it is fixed "
+                          "and radaemon restarted.",
+                          from);
+        m->state_frozen = true;
+        if (asprintf(&m->state_error, "Cannot read %s: %s", from, strerror(-error)) < 0)
+                m->state_error = NULL;
 }
 
 /*
@@ -69,8 +85,7 @@ static int load_state(Manager *m) {
         if (r == -ENOMEM)
                 return r;
         if (r < 0 && r != -EINVAL)
-                log_warning_errno(r, "Cannot read %s/%s, starting without what it held: %m", m->state_dir,
-                                  RA_STATE_FILE);
+                keep_unreadable_state(m, r);
 
         m->restored = m->state->restored;
         if (m->restored)
@@ -186,6 +201,9 @@ void ra_manager_forget_disk(Manager *m, RaDisk *d, int level, const char *why) {
 }
 
 void ra_manager_notify_status(Manager *m) {
+        /* Coldplug would say it once for each disk found. */
+        if (!m->ready)
+                return;
         (void) sd_notifyf(false, "STATUS=Managing %zu disk%s%s.", m->n_disks, m->n_disks == 1 ? "" : "s",
                           ra_manager_observing(m) ? " in observe mode" : "");
 }
@@ -313,11 +331,23 @@ static void retune_identity(Manager *m, const char *identity, const char *event)
 
 /* --- the state store ------------------------------------------------------- */
 
-static int save_state(Manager *m) {
+/*
+ * ret_replaced (may be NULL) says whether the file on disk holds the new
+ * state, even when the save then failed: see ra_state_save().
+ */
+static int save_state(Manager *m, bool *ret_replaced) {
         _cleanup_free_ char *error = NULL;
+        bool replaced = false;
         int r;
 
-        r = ra_state_save(m->state, m->state_dir);
+        if (ret_replaced)
+                *ret_replaced = false;
+        if (m->state_frozen)
+                return -EROFS;
+
+        r = ra_state_save(m->state, m->state_dir, &replaced);
+        if (ret_replaced)
+                *ret_replaced = replaced;
         if (r >= 0) {
                 m->state_dirty = false;
                 if (m->state_error) {
@@ -341,7 +371,7 @@ static int save_state(Manager *m) {
 }
 
 int ra_manager_flush_state(Manager *m) {
-        return m->state_dirty ? save_state(m) : 0;
+        return m->state_dirty ? save_state(m, NULL) : 0;
 }
 
 /* --- lifecycle -------------------------------------------------------------- */
@@ -370,6 +400,7 @@ int ra_manager_start(Manager *m) {
         log_info("Managing %zu disk%s%s.", m->n_disks, m->n_disks == 1 ? "" : "s",
                  ra_manager_observing(m) ? " in observe mode: nothing is written" : "");
         (void) sd_notify(false, "READY=1");
+        m->ready = true;
         ra_manager_notify_status(m);
         return 0;
 }
@@ -412,6 +443,21 @@ int ra_manager_reload(Manager *m) {
 
 /* --- what the bus, the sampler and signals ask for --------------------------- */
 
+/*
+ * Saves a pin change. When the file was not replaced, *e goes back to saved
+ * and nothing changed; when it was but its durability is unconfirmed, memory
+ * keeps what the file holds, and the caller is still told of the failure.
+ */
+static int save_pin(Manager *m, RaStateEntry *e, const RaStateEntry *saved) {
+        bool replaced;
+        int r;
+
+        r = save_state(m, &replaced);
+        if (r < 0 && !replaced)
+                *e = *saved;
+        return r;
+}
+
 int ra_manager_set_pin(Manager *m, RaDisk *d, uint32_t kb, bool persist, uid_t uid) {
         RaStateEntry *e, saved;
         int r;
@@ -424,23 +470,21 @@ int ra_manager_set_pin(Manager *m, RaDisk *d, uint32_t kb, bool persist, uid_t u
         if (persist) {
                 e->pin_kb = kb;
                 e->runtime_pin_kb = 0;
-                r = save_state(m);
-                if (r < 0) {
-                        *e = saved;
-                        return r;
-                }
+                r = save_pin(m, e, &saved);
         } else
                 e->runtime_pin_kb = kb;
 
-        log_info("%s: pinned to %" PRIu32 " KiB by uid %u over D-Bus, %s %s.", d->name, kb, (unsigned) uid,
-                 persist ? "stored for" : "until radaemon stops, for", d->identity);
-        retune_identity(m, e->identity, "pin");
-        return 0;
+        if (e->pin_kb != saved.pin_kb || e->runtime_pin_kb != saved.runtime_pin_kb) {
+                log_info("%s: pinned to %" PRIu32 " KiB by uid %u over D-Bus, %s %s.", d->name, kb,
+                         (unsigned) uid, persist ? "stored for" : "until radaemon stops, for", d->identity);
+                retune_identity(m, e->identity, "pin");
+        }
+        return r;
 }
 
 int ra_manager_clear_pin(Manager *m, RaDisk *d, uid_t uid) {
         RaStateEntry *e = ra_state_find(m->state, d->identity), saved;
-        int r;
+        int r = 0;
 
         if (!e || (e->pin_kb == 0 && e->runtime_pin_kb == 0)) {
                 log_info("%s: no pin to clear (asked by uid %u).", d->name, (unsigned) uid);
@@ -452,16 +496,15 @@ int ra_manager_clear_pin(Manager *m, RaDisk *d, uid_t uid) {
         e->runtime_pin_kb = 0;
         if (e->pin_kb > 0) {
                 e->pin_kb = 0;
-                r = save_state(m);
-                if (r < 0) {
-                        *e = saved;
-                        return r;
-                }
+                r = save_pin(m, e, &saved);
         }
 
-        log_info("%s: pin cleared by uid %u over D-Bus; radaemon decides again.", d->name, (unsigned) uid);
-        retune_identity(m, e->identity, "unpin");
-        return 0;
+        if (e->pin_kb != saved.pin_kb || e->runtime_pin_kb != saved.runtime_pin_kb) {
+                log_info("%s: pin cleared by uid %u over D-Bus; radaemon decides again.", d->name,
+                         (unsigned) uid);
+                retune_identity(m, e->identity, "unpin");
+        }
+        return r;
 }
 
 void ra_manager_learned(Manager *m, RaDisk *d) {
@@ -470,11 +513,12 @@ void ra_manager_learned(Manager *m, RaDisk *d) {
 
         log_debug("%s: learned %" PRIu32 " KiB: %s", d->name, d->model.learned_kb, d->model.reason);
 
-        /* Kept for the next plug of this device, and for the udev helper. */
+        /* Kept for the next plug of this device, and for the udev helper: saved at the end of the interval.
+         */
         r = ra_state_ensure(m->state, d->identity, &e);
         if (r >= 0) {
                 e->learned_kb = d->model.learned_kb;
-                (void) save_state(m);
+                m->state_dirty = true;
         }
 
         ra_manager_tune_disk(m, d, "learning");
@@ -488,8 +532,14 @@ void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb) {
                 return;
         d->attrs.read_ahead_kb = kb;
 
-        /* Nothing to defend: observing, no medium, already yielding, or our own value. */
-        if (ra_manager_observing(m) || d->decision.kb == 0 || d->external || kb == d->decision.kb)
+        /* Yielding already: the target is whatever is there. */
+        if (d->external) {
+                ra_manager_tune_disk(m, d, "external change");
+                return;
+        }
+
+        /* Nothing to defend: observing, no medium, or our own value. */
+        if (ra_manager_observing(m) || d->decision.kb == 0 || kb == d->decision.kb)
                 return;
 
         (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
@@ -524,35 +574,40 @@ void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb) {
 unsigned ra_manager_restore(Manager *m, bool stay, const char *why) {
         unsigned n = 0;
 
-        /* Observing, radaemon never wrote: the disks hold their own values already. */
-        for (size_t i = 0; !ra_manager_observing(m) && i < m->n_disks; i++) {
+        /*
+         * Whatever the mode: observing now says nothing of what radaemon (or
+         * its udev helper) wrote before.
+         */
+        for (size_t i = 0; i < m->n_disks; i++) {
                 RaDisk *d = m->disks[i];
                 const RaStateEntry *e = ra_state_find(m->state, d->identity);
                 _cleanup_close_ int sysfd = -1;
                 uint32_t now = d->attrs.read_ahead_kb;
+                RaDiskSnapshot before;
                 int r;
 
-                if (!e || !e->has_original)
+                if (!e || !e->has_original || ra_disk_snapshot(d, &before) < 0)
                         continue;
 
                 sysfd = ra_disk_open_sysfs(d);
                 r = sysfd < 0 ? sysfd : ra_apply_read_ahead(sysfd, e->original_kb, &now);
-                if (r == -ENODEV)
-                        continue;
-                if (r < 0) {
+                if (r < 0 && r != -ENODEV)
                         log_warning_errno(r, "%s: cannot put back the original %" PRIu32 " KiB: %m", d->name,
                                           e->original_kb);
-                        continue;
+                else if (r >= 0) {
+                        log_info("%s: read_ahead_kb %" PRIu32 " -> %" PRIu32
+                                 " KiB, its value before radaemon (%s).",
+                                 d->name, d->attrs.read_ahead_kb, now, why);
+                        d->attrs.read_ahead_kb = now;
+                        n++;
                 }
-                log_info("%s: read_ahead_kb %" PRIu32 " -> %" PRIu32 " KiB, its value before radaemon (%s).",
-                         d->name, d->attrs.read_ahead_kb, now, why);
-                d->attrs.read_ahead_kb = now;
-                n++;
+                ra_bus_disk_changed(m, d, &before);
+                ra_disk_snapshot_clear(&before);
         }
 
         if (stay && !m->restored) {
                 m->restored = m->state->restored = true;
-                (void) save_state(m);
+                (void) save_state(m, NULL);
                 ra_bus_manager_changed(m, "Mode");
                 ra_manager_notify_status(m);
         }

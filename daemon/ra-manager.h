@@ -32,12 +32,14 @@ typedef struct Manager {
         char *config_path;  /* --config FILE, or NULL for the installed files */
         bool force_observe; /* --observe */
         bool restored; /* Restore() put the originals back: observe until a reload (kept in the state) */
+        bool ready;    /* coldplug done, READY=1 sent */
         RaConfig *config;
 
         RaState *state;
         char *state_dir;   /* as it was at start: the one the state was read from */
         bool state_dirty;  /* an original is waiting to be saved */
         char *state_error; /* why the last save failed; NULL when it worked */
+        bool state_frozen; /* the file could not be read, nor moved aside: never overwrite it */
 
         RaDisk **disks;
         size_t n_disks;

@@ -28,6 +28,15 @@ static int read_counters(int sysfd, RaDiskStat *ret) {
         return ra_stats_parse(buf, ret);
 }
 
+static uint64_t read_diskseq(int sysfd) {
+        char buf[32];
+        uint64_t v;
+
+        if (ra_read_file_at(sysfd, "diskseq", buf, sizeof(buf)) < 0 || ra_parse_u64(buf, &v) < 0)
+                return 0;
+        return v;
+}
+
 /* Rates move every interval; a signal is worth it only when they moved by a tenth. */
 static void publish_rate(uint64_t *published, double now) {
         uint64_t v = (uint64_t) llround(now);
@@ -37,87 +46,51 @@ static void publish_rate(uint64_t *published, double now) {
                 *published = v;
 }
 
-#define IN_SET(x, a, b) ((x) == (a) || (x) == (b))
+/*
+ * Turns the counters read at now into one interval's observation. Returns 1
+ * when there is one, 0 for a first sample or counters that were reset
+ * (another device behind the name): those only set the baseline.
+ */
+static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t kb, uint64_t now,
+                        RaObservation *ret) {
+        RaDiskStat delta;
+        bool baseline =
+                d->stat_usec == 0 || now <= d->stat_usec || ra_stats_delta(&d->stat, stat, &delta) < 0;
 
-static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
-        _cleanup_close_ int sysfd = -1;
-        RaObservation o = {};
-        RaDiskSnapshot before;
-        RaDiskStat stat, delta;
-        RaAdaptLimits limits;
-        uint32_t kb;
-        bool learned;
-        int r;
-
-        if (ra_disk_snapshot(d, &before) < 0)
-                return;
-
-        /* Gone: udev's remove event follows. */
-        sysfd = ra_disk_open_sysfs(d);
-        r = sysfd < 0 ? sysfd : ra_apply_read_current(sysfd, &kb);
-        if (r < 0) {
-                log_debug_errno(r, "%s: cannot read read_ahead_kb, skipping: %m", d->name);
-                goto finish;
-        }
-
-        /* Every interval, idle or not: a change behind our back is noticed within one. */
-        ra_manager_check_drift(m, d, kb);
-
-        if (d->skip > 0 && d->trace.now.requests == 0) {
-                d->skip--;
-                goto finish;
-        }
-
-        r = read_counters(sysfd, &stat);
-        if (r < 0) {
-                log_debug_errno(r, "%s: cannot read the statistics, skipping: %m", d->name);
-                goto finish;
-        }
-
-        /* The first sample, or counters that were reset (another device behind the name): a baseline. */
-        if (d->stat_usec == 0 || ra_stats_delta(&d->stat, &stat, &delta) < 0 || now <= d->stat_usec) {
-                d->stat = stat;
-                d->stat_usec = now;
-                ra_trace_account_take(&d->trace, &o.trace);
-                goto finish;
-        }
-
-        ra_stats_rates(&delta, (double) (now - d->stat_usec) / 1e6, &o.rates);
-        d->stat = stat;
+        *ret = (RaObservation){ .window_kb = kb, .traced = m->tracer != NULL };
+        if (!baseline)
+                ra_stats_rates(&delta, (double) (now - d->stat_usec) / 1e6, &ret->rates);
+        ra_trace_account_take(&d->trace, &ret->trace);
+        d->stat = *stat;
         d->stat_usec = now;
-        o.window_kb = kb;
-        o.traced = m->tracer != NULL;
-        ra_trace_account_take(&d->trace, &o.trace);
+        return !baseline;
+}
 
-        limits = (RaAdaptLimits){
+/*
+ * Feeds the adaptive policy; true when it learned a new value. Learning moves
+ * only a value radaemon chose itself, and only when it writes: a step it
+ * cannot try would be stored untested. Otherwise the workload is still named.
+ */
+static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
+        RaAdaptLimits limits = {
                 .bounds = ra_policy_bounds(&d->attrs, &d->settings),
                 .size_cap_kb = ra_adapt_size_cap_kb(d->attrs.size_bytes),
                 .max_sectors_kb = d->attrs.max_sectors_kb,
         };
 
-        /*
-         * Learning moves only a value radaemon chose itself, and only when it
-         * writes: a step it cannot try would be stored untested.
-         */
         if (d->attrs.size_bytes > 0 && !ra_manager_observing(m) &&
             IN_SET(d->decision.source, RA_SOURCE_PRIOR, RA_SOURCE_LEARNED))
-                learned = ra_adapt_update(&d->model, &o, &limits);
-        else {
-                d->model.workload = ra_adapt_classify(&o, limits.max_sectors_kb);
-                learned = false;
-        }
-        if (d->model.workload != RA_WORKLOAD_IDLE)
-                log_debug("%s: %.0f reads/s, %.0f KiB/s, %.0f KiB a request; traced %" PRIu64
-                          " requests, %" PRIu64 " jumps, %" PRIu32 " KiB requests, %" PRIu64
-                          "%% under %" PRIu32 " KiB: %s",
-                          d->name, o.rates.read_iops, o.rates.read_bytes_per_sec / 1024,
-                          o.rates.avg_read_request_bytes / 1024, o.trace.requests, o.trace.jumps,
-                          o.trace.request_kb, o.trace.bytes ? o.trace.window_bytes * 100 / o.trace.bytes : 0,
-                          kb, ra_workload_to_string(d->model.workload));
+                return ra_adapt_update(&d->model, o, &limits);
 
+        d->model.workload = ra_adapt_classify(o, limits.max_sectors_kb);
+        return false;
+}
+
+/* What D-Bus shows, and how often an idle disk is looked at. */
+static void publish(RaDisk *d, const RaObservation *o) {
         d->workload = ra_workload_to_string(d->model.workload);
-        publish_rate(&d->read_bytes_per_sec, o.rates.read_bytes_per_sec);
-        publish_rate(&d->avg_read_request_bytes, o.rates.avg_read_request_bytes);
+        publish_rate(&d->read_bytes_per_sec, o->rates.read_bytes_per_sec);
+        publish_rate(&d->avg_read_request_bytes, o->rates.avg_read_request_bytes);
 
         if (d->model.workload == RA_WORKLOAD_IDLE) {
                 d->idle_samples++;
@@ -128,10 +101,62 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
         } else
                 d->idle_samples = d->skip = 0;
 
-        if (learned)
-                ra_manager_learned(m, d);
+        if (d->model.workload != RA_WORKLOAD_IDLE)
+                log_debug("%s: %.0f reads/s, %.0f KiB/s, %.0f KiB a request; traced %" PRIu64
+                          " requests, %" PRIu64 " jumps, %" PRIu32 " KiB requests, %" PRIu64
+                          "%% under %" PRIu32 " KiB: %s",
+                          d->name, o->rates.read_iops, o->rates.read_bytes_per_sec / 1024,
+                          o->rates.avg_read_request_bytes / 1024, o->trace.requests, o->trace.jumps,
+                          o->trace.request_kb,
+                          o->trace.bytes ? o->trace.window_bytes * 100 / o->trace.bytes : 0, o->window_kb,
+                          d->workload);
+}
 
-finish:
+/* One disk, one interval: drift every time, the statistics unless it is idle and skipped. */
+static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
+        _cleanup_close_ int sysfd = -1;
+        RaDiskSnapshot before;
+        RaObservation o;
+        RaDiskStat stat;
+        uint32_t kb;
+        int r;
+
+        /* Gone: udev's remove event follows. */
+        sysfd = ra_disk_open_sysfs(d);
+        r = sysfd < 0 ? sysfd : ra_apply_read_current(sysfd, &kb);
+        if (r < 0) {
+                log_debug_errno(r, "%s: cannot read read_ahead_kb, skipping: %m", d->name);
+                return;
+        }
+
+        /*
+         * Every interval, idle or not: a change behind our back is noticed
+         * within one. A new diskseq means a new medium, whose uevent is on its
+         * way: the value the kernel gave it is not somebody else's.
+         */
+        if (read_diskseq(sysfd) == d->attrs.diskseq)
+                ra_manager_check_drift(m, d, kb);
+
+        if (d->skip > 0 && d->trace.now.requests == 0) {
+                d->skip--;
+                return;
+        }
+
+        r = read_counters(sysfd, &stat);
+        if (r < 0) {
+                log_debug_errno(r, "%s: cannot read the statistics, skipping: %m", d->name);
+                return;
+        }
+
+        if (ra_disk_snapshot(d, &before) < 0)
+                return;
+        if (observe_disk(m, d, &stat, kb, now, &o) > 0) {
+                bool learned = learn(m, d, &o);
+
+                publish(d, &o);
+                if (learned)
+                        ra_manager_learned(m, d);
+        }
         ra_bus_disk_changed(m, d, &before);
         ra_disk_snapshot_clear(&before);
 }
@@ -168,18 +193,37 @@ static void drain_tracer(Manager *m) {
                 log_debug_errno(r, "Reading the tracer failed, ignoring: %m");
 }
 
+/* Scheduling slack: a twentieth of the interval keeps wake-ups together without blurring rates. */
+static uint64_t accuracy_usec(const Manager *m) {
+        return (uint64_t) m->config->interval_ms * 1000 / 20;
+}
+
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
+        uint64_t now;
         int r;
+
+        /*
+         * The time the samples are taken, not the time the tick was due: after
+         * a stall the rates are then still bytes over the time they took.
+         */
+        r = sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+        if (r < 0)
+                return log_error_errno(r, "Cannot read the clock: %m");
 
         if (m->tracer)
                 drain_tracer(m);
 
         for (size_t i = 0; i < m->n_disks; i++)
-                sample_disk(m, m->disks[i], usec);
+                sample_disk(m, m->disks[i], now);
+
+        /* What was learned this interval, in one save. */
+        (void) ra_manager_flush_state(m);
 
         /* The interval may have changed with a reload. */
-        r = sd_event_source_set_time(s, usec + (uint64_t) m->config->interval_ms * 1000);
+        r = sd_event_source_set_time(s, now + (uint64_t) m->config->interval_ms * 1000);
+        if (r >= 0)
+                r = sd_event_source_set_time_accuracy(s, accuracy_usec(m));
         if (r >= 0)
                 r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
         if (r < 0)
@@ -213,7 +257,8 @@ int ra_sampler_start(Manager *m) {
         r = sd_event_now(m->event, CLOCK_MONOTONIC, &now);
         if (r >= 0)
                 r = sd_event_add_time(m->event, &m->sampler, CLOCK_MONOTONIC,
-                                      now + (uint64_t) m->config->interval_ms * 1000, 0, on_tick, m);
+                                      now + (uint64_t) m->config->interval_ms * 1000, accuracy_usec(m),
+                                      on_tick, m);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the statistics sampler: %m");
         return 0;

@@ -26,7 +26,8 @@ struct RaTracer {
         char *dir;
         int pipe;
         char line[1024];
-        size_t len; /* of a line cut at the end of the last read */
+        size_t len;    /* of a line cut at the end of the last read */
+        bool overlong; /* the line being read did not fit */
 };
 
 static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
@@ -173,16 +174,19 @@ int ra_tracer_drain(RaTracer *t, RaTraceHandler fn, void *userdata) {
                         RaTraceEvent e;
 
                         if (buf[i] != '\n') {
-                                /* A line too long to be ours is dropped, not split. */
+                                /* A line too long to be ours is dropped, not cut and parsed. */
                                 if (t->len < sizeof(t->line) - 1)
                                         t->line[t->len++] = buf[i];
+                                else
+                                        t->overlong = true;
                                 continue;
                         }
 
                         t->line[t->len] = '\0';
-                        t->len = 0;
-                        if (ra_trace_parse_line(t->line, &e) >= 0 && e.read)
+                        if (!t->overlong && ra_trace_parse_line(t->line, &e) >= 0 && e.read)
                                 fn(userdata, &e);
+                        t->len = 0;
+                        t->overlong = false;
                 }
         }
         return 0;

@@ -136,6 +136,8 @@ static int run(void) {
 
         r = sd_event_loop(m->event);
         (void) sd_notify(false, "STOPPING=1");
+        if (r == -EEXIST)
+                return r; /* another radaemon took the bus name: said already */
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
 

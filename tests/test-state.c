@@ -194,9 +194,9 @@ START_TEST(test_save_load) {
         ck_assert_int_eq(ra_state_new(&s), 0);
         ck_assert_int_eq(ra_state_ensure(s, "path:pci-0000:00:1f.2-ata-1", &e), 0);
         e->pin_kb = 512;
-        ck_assert_int_eq(ra_state_save(s, dir), 0);
+        ck_assert_int_eq(ra_state_save(s, dir, NULL), 0);
         e->pin_kb = 256;
-        ck_assert_int_eq(ra_state_save(s, dir), 0);
+        ck_assert_int_eq(ra_state_save(s, dir, NULL), 0);
 
         ck_assert_int_eq(ra_state_new(&back), 0);
         ck_assert_int_eq(ra_state_load(back, dir, &errors), 0);
@@ -225,7 +225,10 @@ START_TEST(test_save_fails_cleanly) {
         ck_assert_int_eq(ra_state_new(&s), 0);
         ck_assert_int_eq(ra_state_ensure(s, "name:x", &e), 0);
         e->pin_kb = 64;
-        ck_assert_int_eq(ra_state_save(s, "/nonexistent/radaemon"), -ENOENT);
+        bool replaced = true;
+
+        ck_assert_int_eq(ra_state_save(s, "/nonexistent/radaemon", &replaced), -ENOENT);
+        ck_assert(!replaced);
 }
 END_TEST
 

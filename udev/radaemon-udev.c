@@ -90,26 +90,13 @@ static int parse_argv(int argc, char *argv[]) {
 }
 
 static int load_config(RaConfig **ret) {
-        _cleanup_(ra_config_freep) RaConfig *c = NULL;
         _cleanup_(ra_strv_freep) char **errors = NULL;
         int r;
 
-        r = ra_config_new(&c);
-        if (r < 0)
-                return r;
-
-        if (arg_config)
-                r = ra_config_parse_file(c, arg_config, &errors);
-        else
-                r = ra_config_load(c, RA_CONFIG_FILE, RA_CONFIG_DROPIN_DIR, &errors);
-
+        r = ra_config_read(arg_config, ret, &errors);
         for (size_t i = 0; errors && errors[i]; i++)
                 fprintf(stderr, "radaemon-udev: %s\n", errors[i]);
-        if (r < 0)
-                return r;
-
-        *ret = TAKE_PTR(c);
-        return 0;
+        return r;
 }
 
 /* The stored pins; a state that cannot be read costs the pins, not the value. */
@@ -143,7 +130,7 @@ static const char *get_env(void *userdata, const char *key) {
 static int read_device(const char *name, int *ret_sysfd, RaDeviceAttrs *a) {
         _cleanup_close_ int sysfd = -1;
         char link[PATH_MAX], syspath[PATH_MAX];
-        const char *devtype = getenv("DEVTYPE"), *bad = NULL;
+        const char *devtype = getenv("DEVTYPE"), *bad = NULL, *bad_attr = NULL;
         int r;
 
         /* The rule asks for disks only; a partition's value is its disk's. */
@@ -160,28 +147,20 @@ static int read_device(const char *name, int *ret_sysfd, RaDeviceAttrs *a) {
         if (faccessat(sysfd, "partition", F_OK, 0) == 0)
                 return 0;
 
-        a->name = strdup(name);
-        if (!a->name)
-                return -ENOMEM;
-
-        r = ra_device_attrs_read_sysfs(a, sysfd, &bad);
-        if (r == -ENOENT || r == -ENODEV || r == -ENXIO)
+        r = ra_device_read(a, name, sysfd, syspath, get_env, NULL, &bad_attr, &bad);
+        if (r == -ENODEV)
                 return 0; /* gone, or without queue/read_ahead_kb */
-        if (r < 0) {
-                fprintf(stderr, "radaemon-udev: %s: cannot read %s/%s: %s\n", name, syspath, bad ? bad : "?",
-                        strerror(-r));
-                return r;
-        }
-
-        r = ra_device_attrs_read_properties(a, get_env, NULL, &bad);
-        if (r == -ENOMEM)
-                return r;
         if (r == -EINVAL && bad)
                 fprintf(stderr,
                         "radaemon-udev: %s: ignoring %s=%s from udev: not a multiple of 4 from %u to %u "
                         "(KiB) or a boolean.\n",
                         name, bad, getenv(bad), RA_KB_MIN, RA_KB_LIMIT);
-        ra_device_attrs_guess_transport(a, syspath);
+        else if (r < 0) {
+                if (r != -ENOMEM)
+                        fprintf(stderr, "radaemon-udev: %s: cannot read %s/%s: %s\n", name, syspath,
+                                bad_attr ?: "?", strerror(-r));
+                return r;
+        }
 
         *ret_sysfd = TAKE_FD(sysfd);
         return 1;
