@@ -68,7 +68,9 @@ umask 077
 exec setpriv --no-new-privs --bounding-set=-all --inh-caps=-all --ambient-caps=-all -- "$@"
 SH
 
-strace -ff -qq -o "$T/trace" unshare --mount --propagation private sh "$T/sandbox" "$T/state" \
+# LeakSanitizer cannot run under ptrace: in a sanitizer build it would fail the daemon.
+ASAN_OPTIONS=detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS} \
+	strace -ff -qq -o "$T/trace" unshare --mount --propagation private sh "$T/sandbox" "$T/state" \
 	"$RADAEMON" --foreground --debug --config "$T/radaemon.conf" >"$T/daemon.log" 2>&1 &
 tracer=$!
 # strace's child becomes the daemon (unshare, sh and setpriv each exec the
