@@ -73,11 +73,16 @@ CLASSES = {c.name: c for c in [
         workloads=["seq", "pdd-single", "pdd-multi", "rand16k", "mmap-rand"],
         why="full bandwidth only with requests of 768 KiB and more, while its size "
             "suggests a small window"),
+    # Unthrottled, a loop device here is CPU-bound, and on this 2-core VM
+    # the same run varied threefold with other work on the machine; 400 MB/s
+    # is what it sustains at every window, so the device, not the machine's
+    # mood, sets the score.
     DeviceClass(
-        "nvme", "a fast NVMe-like device: no throttle, as fast as the loop driver runs here",
-        size=512 * GiB, rotational=False, iops=None, bps=None,
+        "nvme", "a fast NVMe-like device: cheap commands (20000 IOPS), 400 MB/s",
+        size=512 * GiB, rotational=False, iops=20_000, bps=400_000_000,
         workloads=["seq", "pdd-single", "pdd-multi", "rand16k", "mmap-rand"],
-        why="commands are cheap: the window matters for CPU per request, not for the medium"),
+        why="commands are cheap, so a small window reaches full bandwidth and a large "
+            "one only wastes reads"),
 ]}
 
 
