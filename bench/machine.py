@@ -153,7 +153,8 @@ class Cgroup:
         # cgroup v2 (untested on the reference machine, which has v1).
         enabled = open(f"{CGROUP_ROOT}/cgroup.subtree_control").read().split()
         if "io" not in enabled or "memory" not in enabled:
-            raise RuntimeError(f"enable io and memory in {CGROUP_ROOT}/cgroup.subtree_control first")
+            raise RuntimeError(
+                f"enable io and memory in {CGROUP_ROOT}/cgroup.subtree_control first")
         group = self._mkdir(f"{CGROUP_ROOT}/{self.name}")
         limits = [f"riops={iops}" if iops else "", f"rbps={bps}" if bps else ""]
         if any(limits):
@@ -278,8 +279,8 @@ class Machine:
                 continue  # someone else took it just now
             break
         self.track_loop(index)
-        argv = ["losetup"] + (["--direct-io=on"] if direct_io else []) + [f"/dev/loop{index}", image]
-        run(*argv)
+        dio = ["--direct-io=on"] if direct_io else []
+        run("losetup", *dio, f"/dev/loop{index}", image)
         return f"loop{index}"
 
     def sparse_file(self, name, size):

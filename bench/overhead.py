@@ -406,8 +406,9 @@ def main():
     if args.count:
         PRESETS[preset]["hotplug_count"] = args.count
     if args.devices:
-        for key in ("rss_devices", "cpu_devices", "status_devices", "coldplug_devices"):
-            PRESETS[preset][key] = sorted({1, args.devices}) if key != "rss_devices" else [args.devices]
+        PRESETS[preset]["rss_devices"] = [args.devices]
+        for key in ("cpu_devices", "status_devices", "coldplug_devices"):
+            PRESETS[preset][key] = sorted({1, args.devices})
     what = ALL if args.what == "all" else [args.what]
     with Machine() as machine:
         out = measure(machine, args.builddir, what, preset)

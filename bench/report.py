@@ -189,7 +189,8 @@ def overhead_markdown(o):
         idle = ", ".join(f"{r['cpu_ms_per_s']:.3f} ms/s with {r['devices']}" for r in c["rows"])
         if c["available"]:
             lines.append(f"CPU per sampled device: **{c['us_per_device_sample']:.1f} µs per "
-                         f"device per sample** (interval_ms={c['interval_ms']}; daemon CPU: {idle}).")
+                         f"device per sample** (interval_ms={c['interval_ms']}; "
+                         f"daemon CPU: {idle}).")
         else:
             lines.append(f"CPU per sampled device: **not available**: {c['why']} "
                          f"(daemon CPU while idle: {idle}).")
@@ -307,7 +308,8 @@ def gnuplot_script(cname, cells, png):
             if key in a:
                 kb, p = a[key]
                 s += block(key, [(kb, p)])
-                plot.append(f"$d{i}_{key} using 1:2:3:4 with yerrorbars {pt} title '{title} ({kb})'")
+                plot.append(f"$d{i}_{key} using 1:2:3:4 with yerrorbars {pt} "
+                            f"title '{title} ({kb})'")
         better = "higher" if a["higher"] else "lower"
         unit = "KiB read from the device" if a["unit"] == "KiB" else a["unit"]
         s += [f"set title '{cell['workload']}: {unit}, {better} is better'",
