@@ -7,7 +7,7 @@ tuned's 4 MiB and radaemon, measures the daemon's overhead, and writes
 bench/results/<date>-<kernel>.md with one PNG per device class.
 
   run.py --quick                     a few cells, short phases (< 3 minutes)
-  run.py                             every cell (about 45 minutes)
+  run.py                             every cell (about 41 minutes)
   run.py --classes hdd --workloads seq,mmap-rand --modes sweep,radaemon
   run.py --report-only results/X.json   re-render a report
 
