@@ -1,23 +1,25 @@
 #!/usr/bin/env python3
-"""What radaemon costs: hotplug-to-applied latency and idle memory.
+"""What radaemon costs: hotplug latency, memory, CPU, racontrol, coldplug.
 
 Run as root from a build tree (after make). It makes its own loop devices,
-gives the daemon an allow-list of exactly those, starts udevd if none runs,
-and removes everything it made when it ends.
+gives the daemon an allow-list of exactly those, and removes everything it
+made when it ends. run.py runs these too; this entry point runs them alone.
 
   overhead.py hotplug [--count 50]   udev event -> read_ahead_kb written
   overhead.py rss [--devices 10]     resident memory of an idle daemon
-  overhead.py all                    both, as a Markdown table
+  overhead.py cpu                    CPU per sampled device (needs the sampler)
+  overhead.py status                 racontrol status latency (needs racontrol)
+  overhead.py coldplug               start -> READY=1 with N devices (up to 500)
+  overhead.py all                    all of them, as Markdown
 
-The latency is measured from the moment udevd's event was queued on our
-netlink socket (the kernel's SO_TIMESTAMPNS: the same moment the daemon's
-copy was queued) until this process reads the daemon's value back from
-sysfs. Our own wake-up and polling count against radaemon, so the numbers are
-an upper bound.
+The hotplug latency is measured from the moment udevd's event was queued on
+our netlink socket (the kernel's SO_TIMESTAMPNS: the same moment the
+daemon's copy was queued) until this process reads the daemon's value back
+from sysfs. Our own wake-up and polling count against radaemon, so the
+numbers are an upper bound. Only this measurement needs udevd: it starts one
+if none runs and stops only the one it started.
 """
 import argparse
-import errno
-import fcntl
 import json
 import os
 import socket
@@ -25,129 +27,87 @@ import statistics
 import struct
 import subprocess
 import sys
-import tempfile
 import time
+
+from daemon import Daemon
+from machine import (LOOP_CTL_ADD, Machine, log, loop_control, read_kb, run, set_kb,
+                     wait_detached)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NETLINK_KOBJECT_UEVENT = 15
 UDEV_MONITOR_GROUP = 2
 SO_TIMESTAMPNS = 35
-LOOP_CTL_ADD = 0x4C80
-LOOP_CTL_REMOVE = 0x4C81
-FIRST_INDEX = 3000
+TINY_BYTES = 505 * 1024
+TINY_PRIOR_KB = 4      # radaemon's prior for a 505 KiB device
+LOOP_ATTACH_KB = 2560  # what the loop driver sets at attach
+
+PRESETS = {
+    "quick": {"hotplug_count": 5, "rss_devices": [10], "cpu_devices": [1, 10], "cpu_window": 3,
+              "status_devices": [1, 10], "status_calls": 5, "coldplug_devices": [1, 50],
+              "coldplug_repeat": 2},
+    "full": {"hotplug_count": 50, "rss_devices": [10, 500], "cpu_devices": [1, 100],
+             "cpu_window": 10, "status_devices": [1, 100, 500], "status_calls": 20,
+             "coldplug_devices": [1, 10, 100, 500], "coldplug_repeat": 3},
+}
+ALL = ["hotplug", "rss", "cpu", "status", "coldplug"]
 
 
-def run(*argv):
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+def ping_udevd():
+    return subprocess.run(["udevadm", "control", "--ping", "-t", "1"],
+                          stderr=subprocess.DEVNULL).returncode == 0
 
 
-def loop_control(request, index):
-    fd = os.open("/dev/loop-control", os.O_RDWR | os.O_CLOEXEC)
-    try:
-        fcntl.ioctl(fd, request, index)
-    finally:
-        os.close(fd)
+class Udevd:
+    """udevd for the hotplug measurement: ours if none runs, else the one there is."""
 
-
-def remove_loop(index, timeout=10):
-    """Detaches and deletes; udevd may hold the device open for a moment."""
-    subprocess.run(["losetup", "-d", f"/dev/loop{index}"], stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + timeout
-    while os.path.exists(f"/sys/block/loop{index}"):
-        try:
-            loop_control(LOOP_CTL_REMOVE, index)
-        except OSError as e:
-            if e.errno not in (errno.EBUSY, errno.ENODEV) or time.monotonic() > deadline:
-                print(f"overhead.py: cannot remove loop{index}: {e}", file=sys.stderr)
-                return
-            time.sleep(0.02)
-
-
-def wait_detached(index, timeout=10):
-    """A detach takes effect when the last opener (udevd's probe) closes."""
-    deadline = time.monotonic() + timeout
-    while open(f"/sys/block/loop{index}/size").read().strip() != "0":
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"loop{index} stays attached")
-        time.sleep(0.005)
-
-
-def read_kb(name):
-    with open(f"/sys/block/{name}/queue/read_ahead_kb") as f:
-        return int(f.read())
-
-
-class Bench:
-    """Owns what the measurement made: files, loop devices, udevd, daemon."""
-
-    def __init__(self, builddir):
-        self.radaemon = os.path.join(builddir, "daemon", "radaemon")
-        if not os.access(self.radaemon, os.X_OK):
-            sys.exit(f"overhead.py: no daemon at {self.radaemon}; build first")
-        self.tmp = tempfile.TemporaryDirectory(prefix="radaemon-bench.")
-        self.indices = []
-        self.udevd = None
-        self.daemon = None
-        self.image = os.path.join(self.tmp.name, "tiny.img")
-        with open(self.image, "wb") as f:
-            f.truncate(505 * 1024)
+    def __init__(self, machine):
+        self.machine = machine
+        self.process = None
 
     def __enter__(self):
-        if subprocess.run(["udevadm", "control", "--ping", "-t", "1"],
-                          stderr=subprocess.DEVNULL).returncode != 0:
-            self.udevd = subprocess.Popen(["/lib/systemd/systemd-udevd"],
-                                          stderr=subprocess.DEVNULL)
+        if not ping_udevd():
+            self.process = self.machine.spawn(["/lib/systemd/systemd-udevd"],
+                                              stderr=subprocess.DEVNULL)
             deadline = time.monotonic() + 10
-            while subprocess.run(["udevadm", "control", "--ping", "-t", "1"],
-                                 stderr=subprocess.DEVNULL).returncode != 0:
+            while not ping_udevd():
                 if time.monotonic() > deadline:
-                    sys.exit("overhead.py: udevd did not start")
+                    raise RuntimeError("udevd did not start")
                 time.sleep(0.05)
         return self
 
     def __exit__(self, *exc):
-        self.stop_daemon()
-        for index in self.indices:
-            remove_loop(index)
-        if self.udevd:
-            self.udevd.terminate()
-            self.udevd.wait()
-        self.tmp.cleanup()
+        if self.process:
+            # Let it finish our devices' events, so no database entry stays behind.
+            subprocess.run(["udevadm", "settle", "-t", "10"], stderr=subprocess.DEVNULL)
+            self.machine.stop(self.process)
 
-    def unused_indices(self, n):
-        found, index = [], FIRST_INDEX
-        while len(found) < n:
-            if not os.path.exists(f"/sys/block/loop{index}"):
-                found.append(index)
-            index += 1
-        return found
 
-    def attach(self, index):
-        if index not in self.indices:
-            self.indices.append(index)
-        run("losetup", f"/dev/loop{index}", self.image)
+def tiny_image(machine):
+    path = machine.path("tiny.img")
+    if not os.path.exists(path):
+        machine.sparse_file("tiny.img", TINY_BYTES)
+    return path
 
-    def start_daemon(self, names):
-        conf = os.path.join(self.tmp.name, "radaemon.conf")
-        with open(conf, "w") as f:
-            # Ten names a line: long lists continue on indented lines.
-            rows = [" ".join(names[i:i + 10]) for i in range(0, len(names), 10)]
-            f.write("[daemon]\ndevices = " + "\n    ".join(rows) + "\n")
-        log = open(os.path.join(self.tmp.name, "daemon.log"), "w")
-        self.daemon = subprocess.Popen([self.radaemon, "--foreground", "--config", conf],
-                                       stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 10
-        while "Managing" not in open(log.name).read():
-            if time.monotonic() > deadline or self.daemon.poll() is not None:
-                sys.exit("overhead.py: the daemon did not start:\n" + open(log.name).read())
-            time.sleep(0.01)
 
-    def stop_daemon(self):
-        if self.daemon:
-            self.daemon.terminate()
-            self.daemon.wait()
-            self.daemon = None
+def make_loops(machine, n):
+    """n loop devices made through /dev/loop-control, each over a 505 KiB file."""
+    image = tiny_image(machine)
+    names = []
+    for index in machine.unused_indices(n):
+        machine.track_loop(index)
+        loop_control(LOOP_CTL_ADD, index)
+        run("losetup", f"/dev/loop{index}", image)
+        names.append(f"loop{index}")
+    return names
 
+
+def summarize(values, scale=1.0):
+    v = sorted(x * scale for x in values)
+    return {"n": len(v), "median": statistics.median(v), "min": v[0], "max": v[-1],
+            "p90": v[int(0.9 * (len(v) - 1))]}
+
+
+# --- hotplug -----------------------------------------------------------------
 
 def udev_monitor():
     s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC,
@@ -190,95 +150,272 @@ def wait_applied(name, want, deadline):
     raise TimeoutError(f"{name} never reached {want} KiB")
 
 
-def measure_hotplug(bench, count, want=4):
+def measure_hotplug(machine, builddir, count):
     """count "add" and count "change" events, each ending with the value applied."""
-    added = bench.unused_indices(count + 1)
+    image = tiny_image(machine)
+    added = machine.unused_indices(count + 1)
     spare = added.pop()
-    names = [f"loop{i}" for i in added + [spare]]
-    bench.start_daemon(names)
-    sock = udev_monitor()
     results = {"add": [], "change": []}
+    with Udevd(machine):
+        daemon = Daemon(machine, builddir, [f"loop{i}" for i in added + [spare]], tag="hotplug")
+        sock = udev_monitor()
+        try:
+            daemon.start()
+            # add: losetup on an index that does not exist creates the device.
+            for index in added:
+                machine.track_loop(index)
+                run("losetup", f"/dev/loop{index}", image)
+                deadline = time.monotonic() + 10
+                t0 = next_event(sock, f"loop{index}", "add", deadline)
+                results["add"].append(wait_applied(f"loop{index}", TINY_PRIOR_KB, deadline) - t0)
 
-    # add: losetup on an index that does not exist creates the device.
-    for index in added:
-        bench.attach(index)
-        deadline = time.monotonic() + 10
-        t0 = next_event(sock, f"loop{index}", "add", deadline)
-        results["add"].append(wait_applied(f"loop{index}", want, deadline) - t0)
-
-    # change: attaching a file to a free device makes the kernel raise the
-    # value (2560 KiB here) and report "change" only.
-    bench.indices.append(spare)
-    loop_control(LOOP_CTL_ADD, spare)
-    for _ in range(count):
-        run("losetup", f"/dev/loop{spare}", bench.image)
-        diskseq = open(f"/sys/block/loop{spare}/diskseq").read().strip()
-        deadline = time.monotonic() + 10
-        t0 = next_event(sock, f"loop{spare}", "change", deadline, diskseq)
-        results["change"].append(wait_applied(f"loop{spare}", want, deadline) - t0)
-        run("losetup", "-d", f"/dev/loop{spare}")
-        wait_detached(spare)
-
-    sock.close()
-    bench.stop_daemon()
-    return {kind: summarize(ns) for kind, ns in results.items()}
+            # change: attaching a file to a free device makes the kernel raise
+            # the value (2560 KiB here) and report "change" only.
+            machine.track_loop(spare)
+            loop_control(LOOP_CTL_ADD, spare)
+            for _ in range(count):
+                run("losetup", f"/dev/loop{spare}", image)
+                diskseq = open(f"/sys/block/loop{spare}/diskseq").read().strip()
+                deadline = time.monotonic() + 10
+                t0 = next_event(sock, f"loop{spare}", "change", deadline, diskseq)
+                results["change"].append(
+                    wait_applied(f"loop{spare}", TINY_PRIOR_KB, deadline) - t0)
+                run("losetup", "-d", f"/dev/loop{spare}")
+                wait_detached(spare)
+        finally:
+            sock.close()
+            daemon.stop()
+    return {kind: summarize(ns, 1e-6) for kind, ns in results.items()}
 
 
-def summarize(ns):
-    ms = sorted(x / 1e6 for x in ns)
-    return {"n": len(ms), "median_ms": statistics.median(ms), "max_ms": ms[-1],
-            "p90_ms": ms[int(0.9 * (len(ms) - 1))]}
+# --- memory and CPU of an idle daemon ----------------------------------------
 
-
-def measure_rss(bench, devices, settle=2.0):
-    indices = bench.unused_indices(devices)
-    for index in indices:
-        bench.attach(index)
-    bench.start_daemon([f"loop{i}" for i in indices])
-    time.sleep(settle)
-    status = {}
-    with open(f"/proc/{bench.daemon.pid}/status") as f:
+def proc_status(pid):
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
         for line in f:
             key, _, value = line.partition(":")
             if key in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
-                status[key] = int(value.split()[0])
-    bench.stop_daemon()
-    return {"devices": devices, **{k + "_KiB": v for k, v in status.items()}}
+                out[key + "_KiB"] = int(value.split()[0])
+    return out
+
+
+def cpu_ns(pid):
+    """CPU time of every thread, in ns (schedstat: finer than utime's ticks)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+            total += int(f.read().split()[0])
+    return total
+
+
+def read_calls(pid):
+    with open(f"/proc/{pid}/io") as f:
+        return int(dict(line.split(": ") for line in f.read().splitlines())["syscr"])
+
+
+def measure_rss(machine, builddir, names, counts, settle=2.0):
+    rows = []
+    for n in counts:
+        with Daemon(machine, builddir, names[:n], tag=f"rss-{n}") as daemon:
+            time.sleep(settle)
+            rows.append({"devices": n, **proc_status(daemon.pid)})
+    return rows
+
+
+def measure_cpu(machine, builddir, names, counts, window, interval_ms=1000):
+    """CPU of a daemon sampling n idle devices, and whether it samples at all.
+
+    A sampler reads statistics every interval; without one, an idle daemon
+    makes no read calls. So the read calls in the window tell whether there
+    is anything to measure; a number is reported only when there is.
+    """
+    rows = []
+    for n in counts:
+        with Daemon(machine, builddir, names[:n], tag=f"cpu-{n}",
+                    interval_ms=interval_ms) as daemon:
+            time.sleep(1.0)  # past the coldplug
+            c0, r0 = cpu_ns(daemon.pid), read_calls(daemon.pid)
+            time.sleep(window)
+            c1, r1 = cpu_ns(daemon.pid), read_calls(daemon.pid)
+        rows.append({"devices": n, "cpu_ms_per_s": (c1 - c0) / 1e6 / window,
+                     "reads_per_s": (r1 - r0) / window})
+    samples = window * 1000 / interval_ms
+    reads = rows[-1]["reads_per_s"] * window
+    out = {"interval_ms": interval_ms, "window_s": window, "rows": rows}
+    if reads < samples / 2:
+        out.update(available=False,
+                   why=f"no statistics sampler: the idle daemon made {reads:.0f} read calls in "
+                       f"{window} s with interval_ms={interval_ms}")
+        return out
+    lo, hi = rows[0], rows[-1]
+    per_device = (hi["cpu_ms_per_s"] - lo["cpu_ms_per_s"]) / (hi["devices"] - lo["devices"])
+    out.update(available=True, us_per_device_sample=per_device * 1000 * interval_ms / 1000)
+    return out
+
+
+# --- racontrol status --------------------------------------------------------
+
+BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={path}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow receive_sender="*"/>
+  </policy>
+</busconfig>
+"""
+
+
+class PrivateBus:
+    """A private system bus, so the measurement needs no machine-wide one."""
+
+    def __init__(self, machine):
+        self.machine = machine
+        self.process = None
+        self.address = None
+
+    def __enter__(self):
+        path = self.machine.path("system_bus_socket")
+        config = self.machine.path("bus.conf")
+        with open(config, "w") as f:
+            f.write(BUS_CONFIG.format(path=path))
+        self.process = self.machine.spawn(
+            ["dbus-daemon", f"--config-file={config}", "--nofork", "--nopidfile",
+             "--print-address=1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.address = self.process.stdout.readline().decode().strip()
+        if not self.address:
+            raise RuntimeError("dbus-daemon did not start: "
+                               + self.process.stderr.read().decode(errors="replace"))
+        return self
+
+    def __exit__(self, *exc):
+        self.machine.stop(self.process)
+
+
+def racontrol_path(builddir):
+    return os.path.join(builddir, "racontrol", "racontrol")
+
+
+def measure_status(machine, builddir, names, counts, calls):
+    racontrol = racontrol_path(builddir)
+    if not os.access(racontrol, os.X_OK):
+        return {"available": False, "why": "racontrol is not built (no build/racontrol/racontrol)"}
+    rows = []
+    with PrivateBus(machine) as bus:
+        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=bus.address)
+        for n in counts:
+            with Daemon(machine, builddir, names[:n], tag=f"status-{n}",
+                        env={"DBUS_SYSTEM_BUS_ADDRESS": bus.address}):
+                # READY=1 may come before the daemon's name is on the bus.
+                deadline = time.monotonic() + 5
+                while subprocess.run([racontrol, "status"], env=env, capture_output=True,
+                                     timeout=30).returncode != 0:
+                    if time.monotonic() > deadline:
+                        break  # the timed calls below report the failure
+                    time.sleep(0.05)
+                seconds = []
+                for _ in range(calls):
+                    t0 = time.monotonic()
+                    p = subprocess.run([racontrol, "status"], env=env, capture_output=True,
+                                       timeout=30)
+                    seconds.append(time.monotonic() - t0)
+                    if p.returncode != 0:
+                        first = (p.stderr or p.stdout).decode(errors="replace").strip()
+                        return {"available": False,
+                                "why": f"racontrol status failed with {n} devices: "
+                                       f"{first.splitlines()[0] if first else p.returncode}"}
+            rows.append({"devices": n, **summarize(seconds, 1000)})
+    return {"available": True, "rows": rows}
+
+
+# --- coldplug ----------------------------------------------------------------
+
+def measure_coldplug(machine, builddir, names, counts, repeat):
+    """Seconds from exec to READY=1, with every device to be written."""
+    rows = []
+    for n in counts:
+        seconds = []
+        for rep in range(repeat):
+            for name in names[:n]:
+                set_kb(name, LOOP_ATTACH_KB)  # as the kernel left it at attach
+            daemon = Daemon(machine, builddir, names[:n], tag=f"coldplug-{n}-{rep}")
+            seconds.append(daemon.start())
+            managing = daemon.managing()
+            daemon.stop()
+            if managing != n:
+                raise RuntimeError(f"coldplug: the daemon manages {managing} disks, not {n}")
+            wrong = [x for x in names[:n] if read_kb(x) != TINY_PRIOR_KB]
+            if wrong:
+                raise RuntimeError(f"coldplug: {len(wrong)} devices not tuned, e.g. {wrong[0]}")
+        rows.append({"devices": n, **summarize(seconds, 1000)})
+    return rows
+
+
+def measure(machine, builddir, what, preset):
+    """The overhead measurements named in what, with one preset's sizes."""
+    p = PRESETS[preset]
+    out = {"preset": preset}
+    if "hotplug" in what:
+        log("overhead: hotplug latency")
+        out["hotplug"] = measure_hotplug(machine, builddir, p["hotplug_count"])
+    wanted = [k for k in ("rss", "cpu", "status", "coldplug") if k in what]
+    if not wanted:
+        return out
+    most = max(max(p[f"{k}_devices"]) for k in wanted)
+    log(f"overhead: making {most} loop devices through /dev/loop-control")
+    names = make_loops(machine, most)
+    if "rss" in what:
+        log("overhead: idle memory")
+        out["rss"] = measure_rss(machine, builddir, names, p["rss_devices"])
+    if "cpu" in what:
+        log("overhead: CPU per sampled device")
+        out["cpu"] = measure_cpu(machine, builddir, names, p["cpu_devices"], p["cpu_window"])
+    if "status" in what:
+        log("overhead: racontrol status latency")
+        out["status"] = measure_status(machine, builddir, names, p["status_devices"],
+                                       p["status_calls"])
+    if "coldplug" in what:
+        log("overhead: coldplug time")
+        out["coldplug"] = measure_coldplug(machine, builddir, names, p["coldplug_devices"],
+                                           p["coldplug_repeat"])
+    return out
 
 
 def main():
+    import report  # only here: report imports nothing of ours but formatting
+
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["hotplug", "rss", "all"])
+    parser.add_argument("what", choices=ALL + ["all"])
     parser.add_argument("--builddir", default=os.path.join(HERE, "..", "build"))
-    parser.add_argument("--count", type=int, default=50)
-    parser.add_argument("--devices", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="small counts")
+    parser.add_argument("--count", type=int, help="hotplug events of each kind")
+    parser.add_argument("--devices", type=int, help="devices for rss (and cpu, status, coldplug)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if os.geteuid() != 0:
-        sys.exit("overhead.py: run as root (loop devices, sysfs)")
+        sys.exit("overhead.py: run as root (loop devices, sysfs, cgroups)")
 
-    out = {}
-    with Bench(args.builddir) as bench:
-        if args.what in ("hotplug", "all"):
-            out["hotplug"] = measure_hotplug(bench, args.count)
-        if args.what in ("rss", "all"):
-            out["rss"] = measure_rss(bench, args.devices)
-
+    preset = "quick" if args.quick else "full"
+    if args.count:
+        PRESETS[preset]["hotplug_count"] = args.count
+    if args.devices:
+        PRESETS[preset]["rss_devices"] = [args.devices]
+        for key in ("cpu_devices", "status_devices", "coldplug_devices"):
+            PRESETS[preset][key] = sorted({1, args.devices})
+    what = ALL if args.what == "all" else [args.what]
+    with Machine() as machine:
+        out = measure(machine, args.builddir, what, preset)
     if args.json:
         print(json.dumps(out, indent=2))
-        return
-    if "hotplug" in out:
-        print("| event | n | median | p90 | max |")
-        print("|---|---|---|---|---|")
-        for kind, r in out["hotplug"].items():
-            print(f"| {kind} | {r['n']} | {r['median_ms']:.2f} ms | {r['p90_ms']:.2f} ms "
-                  f"| {r['max_ms']:.2f} ms |")
-    if "rss" in out:
-        r = out["rss"]
-        print(f"\nidle with {r['devices']} devices: VmRSS {r['VmRSS_KiB']} KiB "
-              f"(anon {r['RssAnon_KiB']} KiB, file {r['RssFile_KiB']} KiB), "
-              f"peak {r['VmHWM_KiB']} KiB")
+    else:
+        print("\n".join(report.overhead_markdown(out)))
 
 
 if __name__ == "__main__":

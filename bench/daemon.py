@@ -1,0 +1,119 @@
+"""Runs the radaemon under test with an allow-list of the bench's devices."""
+import os
+import re
+import socket
+import subprocess
+import time
+
+from machine import log
+
+
+class DaemonFailed(RuntimeError):
+    pass
+
+
+class Daemon:
+    """One radaemon process: its own config, state directory and log.
+
+    Readiness is READY=1 on our own $NOTIFY_SOCKET, sent after the coldplug
+    walk, so start() also times the coldplug.
+    """
+
+    def __init__(self, machine, builddir, names, tag="daemon", interval_ms=None, env=None):
+        self.machine = machine
+        self.binary = os.path.join(builddir, "daemon", "radaemon")
+        if not os.access(self.binary, os.X_OK):
+            raise DaemonFailed(f"no daemon at {self.binary}; build it first")
+        self.names = list(names)
+        self.dir = machine.path(tag)
+        os.makedirs(os.path.join(self.dir, "state"), exist_ok=True)
+        self.config = os.path.join(self.dir, "radaemon.conf")
+        self.log = os.path.join(self.dir, "daemon.log")
+        self.interval_ms = interval_ms
+        self.env = env or {}
+        self.process = None
+
+    def write_config(self):
+        # Ten names a line: long lists continue on indented lines.
+        rows = [" ".join(self.names[i:i + 10]) for i in range(0, len(self.names), 10)]
+        lines = ["[daemon]", "devices = " + "\n    ".join(rows),
+                 f"state_dir = {os.path.join(self.dir, 'state')}"]
+        if self.interval_ms:
+            lines.append(f"interval_ms = {self.interval_ms}")
+        with open(self.config, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+    def start(self, timeout=30):
+        """Starts the daemon and returns the seconds from exec to READY=1."""
+        self.write_config()
+        notify_path = os.path.join(self.dir, "notify")
+        if os.path.exists(notify_path):
+            os.unlink(notify_path)
+        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+        try:
+            notify.bind(notify_path)
+            env = dict(os.environ, NOTIFY_SOCKET=notify_path, **self.env)
+            with open(self.log, "w") as out:
+                t0 = time.monotonic()
+                self.process = self.machine.spawn(
+                    [self.binary, "--foreground", "--config", self.config],
+                    stdout=out, stderr=subprocess.STDOUT, env=env)
+            deadline = t0 + timeout
+            while True:
+                notify.settimeout(0.05)
+                try:
+                    message = notify.recv(4096).decode(errors="replace")
+                except socket.timeout:
+                    message = ""
+                if "READY=1" in message.split("\n"):
+                    return time.monotonic() - t0
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise DaemonFailed("the daemon did not get ready:\n" + self.output())
+        finally:
+            notify.close()
+
+    def stop(self):
+        if self.process:
+            self.machine.stop(self.process)
+            self.process = None
+
+    @property
+    def pid(self):
+        return self.process.pid
+
+    def output(self):
+        try:
+            with open(self.log) as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def managing(self):
+        """The number in the daemon's "Managing N disks" line, or None."""
+        m = re.search(r"Managing (\d+) disk", self.output())
+        return int(m.group(1)) if m else None
+
+    def decisions(self, name):
+        """The daemon's log lines about one device, in order."""
+        return [line.strip() for line in self.output().splitlines() if f"{name}:" in line]
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def warn_if_foreign_daemon():
+    """Another radaemon managing every disk would retune ours mid-measurement."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == "radaemon":
+                    log(f"bench: note: a radaemon (pid {pid}) runs already; fixed values are "
+                        "checked after every measurement, so a retuned device is caught")
+                    return
+        except OSError:
+            continue

@@ -1,0 +1,96 @@
+"""Modes: what sets read_ahead_kb before a measured run, and one cell's runs.
+
+  fixed:N   N KiB, written before the device is opened
+  sweep     every fixed value of the class's sweep; the best is the oracle
+  default   what the kernel gives a real device of the class (128 KiB)
+  4mib      tuned's throughput-performance: 4096 KiB
+  radaemon  the daemon, allowed only this device, tunes it at start; then a
+            training phase of the same workload on the same device; then a
+            measured phase in a new process with a fresh open and the
+            device's cache dropped, while the daemon keeps running
+"""
+import statistics
+
+from daemon import Daemon
+from machine import log, set_kb
+from workloads import measure
+
+ALL_MODES = ["sweep", "default", "4mib", "radaemon"]
+
+
+def parse(modes):
+    """Checks mode names; returns them in a stable order."""
+    for m in modes:
+        if m not in ALL_MODES and not (m.startswith("fixed:") and m[6:].isdigit()):
+            raise ValueError(f"unknown mode '{m}' (want {', '.join(ALL_MODES)} or fixed:N)")
+    return modes
+
+
+def fixed_values(modes, cls):
+    """The fixed read_ahead_kb values a cell measures, each once per repeat."""
+    values = set()
+    for m in modes:
+        if m == "sweep":
+            values.update(cls.sweep)
+        elif m == "default":
+            values.add(cls.kernel_kb)
+        elif m == "4mib":
+            values.add(4096)
+        elif m.startswith("fixed:"):
+            values.add(int(m[6:]))
+    return sorted(values)
+
+
+def run_fixed(machine, device, workload, kb, runtime):
+    set_kb(device.name, kb)
+    r = measure(machine, device, workload, runtime)
+    # Something else (another radaemon, udev) retuning our device would
+    # make this point a lie.
+    if r["kb_at_open"] != kb or r["kb_after"] != kb:
+        raise RuntimeError(f"{device.name}: read_ahead_kb moved from {kb} to {r['kb_after']} "
+                           "during the measurement; is another tuner running?")
+    return r
+
+
+def run_radaemon(machine, device, workload, timing, builddir, tag):
+    """One training + measured run under a fresh daemon with an empty state."""
+    device.reset()  # as a freshly plugged device: the kernel's value
+    daemon = Daemon(machine, builddir, [device.name], tag=tag, interval_ms=timing.interval_ms)
+    daemon.start()
+    try:
+        training = [measure(machine, device, workload, timing.train)
+                    for _ in range(timing.train_runs(workload))]
+        r = measure(machine, device, workload, timing.runtime)
+    finally:
+        daemon.stop()
+    r["training"] = [t["score"] for t in training]
+    r["kb_trained"] = [t["kb_at_open"] for t in training]
+    r["decisions"] = daemon.decisions(device.name)
+    return r
+
+
+def run_cell(machine, device, workload, modes, timing, builddir):
+    """Every mode of one (device class, workload) cell, round-robin per repeat,
+    so that a slow minute of the machine hurts all modes alike."""
+    values = fixed_values(modes, device.cls)
+    points = {kb: [] for kb in values}
+    radaemon = []
+    for rep in range(timing.repeat):
+        for kb in values:
+            points[kb].append(run_fixed(machine, device, workload, kb, timing.runtime))
+        if "radaemon" in modes:
+            tag = f"daemon-{device.cls.name}-{workload.name}-{rep}"
+            radaemon.append(run_radaemon(machine, device, workload, timing, builddir, tag))
+        best = summary_line(workload, points, radaemon)
+        log(f"  {device.cls.name}/{workload.name} repeat {rep + 1}/{timing.repeat}: {best}")
+    return {"class": device.cls.name, "workload": workload.name, "unit": workload.unit,
+            "higher_is_better": workload.higher_is_better, "modes": modes,
+            "points": {str(kb): runs for kb, runs in points.items()}, "radaemon": radaemon}
+
+
+def summary_line(workload, points, radaemon):
+    parts = [f"{kb}:{statistics.median(r['score'] for r in runs):.4g}"
+             for kb, runs in points.items() if runs]
+    if radaemon:
+        parts.append(f"radaemon({radaemon[-1]['kb_at_open']}):{radaemon[-1]['score']:.4g}")
+    return " ".join(parts) + f" {workload.unit}"

@@ -1,0 +1,339 @@
+"""The report: a Markdown file and one gnuplot PNG per device class.
+
+Everything here works from the results JSON alone, so a report can be
+re-rendered (run.py --report-only FILE.json) without measuring again.
+"""
+import math
+import os
+import statistics
+import subprocess
+
+# The targets the adaptive policy (later work) must reach; shown, not enforced.
+TARGET_CELL, TARGET_GEOMEAN, TARGET_VS_DEFAULT, TARGET_PROBE_KIB = 0.90, 0.95, 0.95, 24
+
+
+def stats(values):
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def fmt(x, unit):
+    if unit == "MB/s":
+        return f"{x:.3g}" if x < 100 else f"{x:.0f}"
+    return f"{x:.0f}"
+
+
+def fmt_spread(s, unit):
+    if s["min"] == s["max"]:
+        return fmt(s["median"], unit)
+    return f"{fmt(s['median'], unit)} [{fmt(s['min'], unit)}–{fmt(s['max'], unit)}]"
+
+
+def kb_label(kb):
+    return f"{kb // 1024} MiB" if kb >= 1024 and kb % 1024 == 0 else f"{kb} KiB"
+
+
+def analyse(cell, classes):
+    """Medians, oracle and ratios of one cell."""
+    unit, higher = cell["unit"], cell["higher_is_better"]
+    better = max if higher else min
+    points = {int(kb): stats([r["score"] for r in runs]) for kb, runs in cell["points"].items()}
+    cls = classes[cell["class"]]
+    out = {"points": points, "unit": unit, "higher": higher}
+    if "sweep" in cell["modes"] and points:
+        kb = better(points, key=lambda k: points[k]["median"])
+        out["oracle"] = (kb, points[kb])
+    if "default" in cell["modes"]:
+        out["default"] = (cls["kernel_kb"], points[cls["kernel_kb"]])
+    if "4mib" in cell["modes"]:
+        out["4mib"] = (4096, points[4096])
+    if cell["radaemon"]:
+        runs = cell["radaemon"]
+        kbs = [r["kb_at_open"] for r in runs]
+        out["radaemon"] = (statistics.mode(kbs), stats([r["score"] for r in runs]))
+        out["radaemon_kbs"] = sorted(set(kbs))
+
+    def ratio(a, b):  # how good a is relative to b: 1.0 = as good, below = worse
+        a, b = a[1]["median"], b[1]["median"]
+        if higher:
+            return a / b if b else math.nan
+        return b / a if a else (1.0 if b == 0 else math.nan)
+
+    if "radaemon" in out and "oracle" in out:
+        out["vs_oracle"] = ratio(out["radaemon"], out["oracle"])
+    if "radaemon" in out and "default" in out:
+        out["vs_default"] = ratio(out["radaemon"], out["default"])
+    return out
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and not math.isnan(x)]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else math.nan
+
+
+# --- Markdown ----------------------------------------------------------------
+
+def results_table(data, analysed):
+    unit_note = {"MB/s": "MB/s", "IOPS": "IOPS", "KiB": "KiB read, lower is better"}
+    lines = ["| class | workload | unit | oracle value | oracle | default | 4 MiB | "
+             "radaemon value | radaemon | radaemon / oracle | radaemon / default |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for cell, a in zip(data["cells"], analysed):
+        u = a["unit"]
+
+        def col(key):
+            return fmt_spread(a[key][1], u) if key in a else "–"
+
+        rkb = "–"
+        if "radaemon" in a:
+            rkb = ", ".join(str(k) for k in a["radaemon_kbs"])
+        row = [cell["class"], cell["workload"], unit_note[u],
+               str(a["oracle"][0]) if "oracle" in a else "–", col("oracle"),
+               f"{col('default')} ({a['default'][0]})" if "default" in a else "–",
+               col("4mib"), rkb, col("radaemon"),
+               f"{a['vs_oracle']:.2f}" if "vs_oracle" in a else "–",
+               f"{a['vs_default']:.2f}" if "vs_default" in a else "–"]
+        lines.append("| " + " | ".join(row) + " |")
+    ratios = [a["vs_oracle"] for a in analysed if "vs_oracle" in a]
+    if ratios:
+        lines.append("")
+        lines.append(f"Geometric mean of radaemon / oracle over {len(ratios)} cells: "
+                     f"**{geomean(ratios):.3f}**.")
+    return lines
+
+
+def targets(data, analysed):
+    vs_oracle = [(c, a["vs_oracle"]) for c, a in zip(data["cells"], analysed) if "vs_oracle" in a]
+    vs_default = [(c, a["vs_default"]) for c, a in zip(data["cells"], analysed)
+                  if "vs_default" in a]
+    probes = [a["radaemon"][1]["median"] for c, a in zip(data["cells"], analysed)
+              if c["class"] == "tiny-stick" and c["workload"] == "probe" and "radaemon" in a]
+    if not vs_oracle and not vs_default:
+        return []
+
+    def verdict(ok):
+        return "met" if ok else "**not met**"
+
+    def cells(pairs):
+        return ", ".join(f"{c['class']}/{c['workload']} {r:.2f}" for c, r in pairs) or "none"
+
+    low = [(c, r) for c, r in vs_oracle if r < TARGET_CELL]
+    worse = [(c, r) for c, r in vs_default if r < TARGET_VS_DEFAULT]
+    g = geomean([r for _, r in vs_oracle])
+    lines = ["| target | result | verdict |", "|---|---|---|"]
+    if vs_oracle:
+        lines.append(f"| every cell ≥ {TARGET_CELL:.2f} of the oracle | below: {cells(low)} "
+                     f"| {verdict(not low)} |")
+        lines.append(f"| geometric mean ≥ {TARGET_GEOMEAN:.2f} | {g:.3f} "
+                     f"| {verdict(g >= TARGET_GEOMEAN)} |")
+    if vs_default:
+        lines.append(f"| no cell more than 5 % worse than the kernel default | worse: "
+                     f"{cells(worse)} | {verdict(not worse)} |")
+    if probes:
+        lines.append(f"| tiny stick probe reads ≤ {TARGET_PROBE_KIB} KiB | {probes[0]:.0f} KiB "
+                     f"| {verdict(probes[0] <= TARGET_PROBE_KIB)} |")
+    return lines
+
+
+def sweep_tables(data, analysed):
+    """Per class: every fixed value's median [min–max], one column per workload."""
+    lines = []
+    for cname in data["classes"]:
+        cells = [(c, a) for c, a in zip(data["cells"], analysed) if c["class"] == cname]
+        if not cells:
+            continue
+        kbs = sorted({kb for _, a in cells for kb in a["points"]})
+        units = ", ".join(f"{c['workload']} in {a['unit']}" for c, a in cells)
+        lines += ["", f"**{cname}** ({units})",
+                  "", "| read_ahead_kb | " + " | ".join(c["workload"] for c, _ in cells) + " |",
+                  "|---:|" + "---:|" * len(cells)]
+        for kb in kbs:
+            row = []
+            for _, a in cells:
+                s = a["points"].get(kb)
+                mark = " ★" if "oracle" in a and a["oracle"][0] == kb else ""
+                row.append(fmt_spread(s, a["unit"]) + mark if s else "")
+            lines.append(f"| {kb} | " + " | ".join(row) + " |")
+    return lines
+
+
+def decisions(data):
+    lines = []
+    for cell in data["cells"]:
+        for r in cell["radaemon"][:1]:
+            for d in r["decisions"]:
+                if "read_ahead_kb" in d:
+                    lines.append(f"- {cell['class']}/{cell['workload']}: `{d}`")
+                    break
+    return lines
+
+
+def overhead_markdown(o):
+    lines = []
+    if "hotplug" in o:
+        lines += ["Hotplug: from udevd's event to the value read back from sysfs "
+                  "(an upper bound: our own polling counts against radaemon).", "",
+                  "| event | n | median | p90 | max |", "|---|---:|---:|---:|---:|"]
+        for kind, r in o["hotplug"].items():
+            lines.append(f"| {kind} | {r['n']} | {r['median']:.2f} ms | {r['p90']:.2f} ms "
+                         f"| {r['max']:.2f} ms |")
+        lines.append("")
+    if "rss" in o:
+        lines += ["Idle memory:", "", "| devices | VmRSS | anon | file | peak |",
+                  "|---:|---:|---:|---:|---:|"]
+        for r in o["rss"]:
+            lines.append(f"| {r['devices']} | {r['VmRSS_KiB']} KiB | {r['RssAnon_KiB']} KiB "
+                         f"| {r['RssFile_KiB']} KiB | {r['VmHWM_KiB']} KiB |")
+        lines.append("")
+    if "cpu" in o:
+        c = o["cpu"]
+        idle = ", ".join(f"{r['cpu_ms_per_s']:.3f} ms/s with {r['devices']}" for r in c["rows"])
+        if c["available"]:
+            lines.append(f"CPU per sampled device: **{c['us_per_device_sample']:.1f} µs per "
+                         f"device per sample** (interval_ms={c['interval_ms']}; "
+                         f"daemon CPU: {idle}).")
+        else:
+            lines.append(f"CPU per sampled device: **not available**: {c['why']} "
+                         f"(daemon CPU while idle: {idle}).")
+        lines.append("")
+    if "status" in o:
+        s = o["status"]
+        if s["available"]:
+            lines += ["`racontrol status` latency:", "", "| devices | calls | median | p90 | max |",
+                      "|---:|---:|---:|---:|---:|"]
+            for r in s["rows"]:
+                lines.append(f"| {r['devices']} | {r['n']} | {r['median']:.1f} ms "
+                             f"| {r['p90']:.1f} ms | {r['max']:.1f} ms |")
+        else:
+            lines.append(f"`racontrol status` latency: **not available**: {s['why']}.")
+        lines.append("")
+    if "coldplug" in o:
+        lines += ["Coldplug: from exec to READY=1, every device to be written (2560 -> 4 KiB):",
+                  "", "| devices | runs | median | min–max |", "|---:|---:|---:|---:|"]
+        for r in o["coldplug"]:
+            lines.append(f"| {r['devices']} | {r['n']} | {r['median']:.1f} ms "
+                         f"| {r['min']:.1f}–{r['max']:.1f} ms |")
+        lines.append("")
+    return lines
+
+
+def markdown(data, plots):
+    m, t = data["machine"], data["timing"]
+    classes = data["classes"]
+    analysed = [analyse(c, classes) for c in data["cells"]]
+    lines = [f"# radaemon benchmark: {m['date']}, Linux {m['kernel']}", "",
+             f"{m['radaemon']} at commit {m['commit']}; {data['preset']} run "
+             f"(`{data['command']}`), {data['duration_s'] / 60:.1f} minutes.", "",
+             "## Machine", "",
+             f"- {m['cpu']}, {m['cores']} cores, {m['ram_gib']:.0f} GiB RAM",
+             f"- Linux {m['kernel']} ({m['kernel_version']}), Debian {m['debian']}, "
+             f"{m['fio']}, Python {m['python']}, cgroup v{m['cgroup']}",
+             f"- load average at start {m['load_start']}, at end {m.get('load_end', '?')} "
+             "(other work shares this machine)", "",
+             "## Results", "",
+             f"Each score is the median of {t['repeat']} runs, with [min–max]. A run is "
+             f"{t['runtime']} s of the workload (the probe: one probe) in a new process that "
+             "opens the device afresh, after the device's page cache was dropped. "
+             "Scores: MB/s and IOPS, higher is better; the probe's KiB read from the device, "
+             "lower is better (its ratios are inverted, so below 1 is always worse). "
+             f"The oracle is the best fixed value (sweep: {data['sweep_note']}); "
+             "default is the kernel's 128 KiB; 4 MiB is tuned's throughput-performance. "
+             f"radaemon: a fresh daemon per run, {t['train']} s of training on the same "
+             "workload and device, then the measured run; \"radaemon value\" is the "
+             "read_ahead_kb the measured run opened the device with.", ""]
+    lines += results_table(data, analysed)
+    tg = targets(data, analysed)
+    if tg:
+        lines += ["", "### Targets for the adaptive policy", "",
+                  "What later work must reach (the current radaemon has only its prior):", ""]
+        lines += tg
+    if any(c["radaemon"] for c in data["cells"]):
+        lines += ["", "### What radaemon decided", ""] + decisions(data)
+    lines += ["", "## Score against read_ahead_kb", "",
+              "Median [min–max] of every fixed value; ★ marks the oracle."]
+    lines += sweep_tables(data, analysed)
+    for cname, png in plots.items():
+        lines += ["", f"![{cname}]({png})"]
+    lines += ["", "## Device classes", "",
+              "| class | emulates | size | rotational | read IOPS | read bandwidth | "
+              "max_sectors_kb | loop's own read_ahead_kb |",
+              "|---|---|---:|---|---:|---:|---:|---:|"]
+    for c in classes.values():
+        bw = f"{c['bps'] / 1e6:g} MB/s" if c["bps"] else "unthrottled"
+        lines.append(f"| {c['class']} | {c['emulates']} | {human_size(c['size'])} | "
+                     f"{'yes' if c['rotational'] else 'no'} | {c['iops'] or 'unthrottled'} | "
+                     f"{bw} | {c['max_sectors_kb']} | {c['attach_kb']} |")
+    lines += ["", "| workload | what | unit | page cache limit |", "|---|---|---|---|"]
+    for w in data["workloads"].values():
+        limit = f"{w['mem_bytes'] // 2 ** 20} MiB" if w["mem_bytes"] else "none"
+        lines.append(f"| {w['name']} | {w['summary']} | {w['unit']} | {limit} |")
+    if data.get("overhead"):
+        lines += ["", "## Overhead", ""] + overhead_markdown(data["overhead"])
+    lines += ["", "## How it was measured", ""] + [f"- {n}" for n in data["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def human_size(n):
+    for unit, size in (("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n / 1e9:g} GB" if n >= 2 ** 20 else f"{n / 1024:g} KiB"
+
+
+# --- plots -------------------------------------------------------------------
+
+def gnuplot_script(cname, cells, png):
+    cols = 1 if len(cells) == 1 else 2 if len(cells) <= 4 else 3
+    rows = math.ceil(len(cells) / cols)
+    s = [f"set terminal pngcairo noenhanced size {560 * cols},{440 * rows} font 'sans,9'",
+         f"set output '{png}'",
+         f"set multiplot layout {rows},{cols} title '{cname}: score against read_ahead_kb "
+         "(median and min-max of the runs)'",
+         "set logscale x 2", "set xrange [2:16384]", "set grid",
+         "set xtics ('4' 4, '16' 16, '64' 64, '256' 256, '1M' 1024, '4M' 4096)",
+         "set xlabel 'read_ahead_kb'", "set key below font ',8' spacing 0.9", "set bmargin 7"]
+    for i, (cell, a) in enumerate(cells):
+        def block(name, pts):
+            return ([f"$d{i}_{name} << EOD"] +
+                    [f"{kb} {p['median']} {p['min']} {p['max']}" for kb, p in pts] + ["EOD"])
+
+        sweep = sorted(a["points"].items())
+        s += block("sweep", sweep)
+        plot = [f"$d{i}_sweep using 1:2:3:4 with yerrorlines lw 2 pt 7 ps 0.6 lc rgb '#777777' "
+                "title 'fixed value'"]
+        style = {"oracle": ("pt 6 ps 2.6 lw 2 lc rgb '#2a9d2a'", "oracle"),
+                 "default": ("pt 9 ps 2.4 lc rgb '#1f5fbf'", "kernel default"),
+                 "4mib": ("pt 11 ps 1.8 lc rgb '#d08000'", "4 MiB (tuned)"),
+                 "radaemon": ("pt 5 ps 1.2 lc rgb '#d02020'", "radaemon")}
+        for key, (pt, title) in style.items():
+            if key in a:
+                kb, p = a[key]
+                s += block(key, [(kb, p)])
+                plot.append(f"$d{i}_{key} using 1:2:3:4 with yerrorbars {pt} "
+                            f"title '{title} ({kb})'")
+        better = "higher" if a["higher"] else "lower"
+        unit = "KiB read from the device" if a["unit"] == "KiB" else a["unit"]
+        s += [f"set title '{cell['workload']}: {unit}, {better} is better'",
+              f"set ylabel '{unit}'", "set yrange [0:*]", "plot " + ", ".join(plot)]
+    s.append("unset multiplot")
+    return "\n".join(s) + "\n"
+
+
+def plots(data, directory, stem):
+    """One PNG per device class; returns {class: file name}, empty without gnuplot."""
+    out = {}
+    analysed = [analyse(c, data["classes"]) for c in data["cells"]]
+    for cname in data["classes"]:
+        cells = [(c, a) for c, a in zip(data["cells"], analysed)
+                 if c["class"] == cname and a["points"]]
+        if not cells:
+            continue
+        png = f"{stem}-{cname}.png"
+        script = gnuplot_script(cname, cells, os.path.join(directory, png))
+        try:
+            p = subprocess.run(["gnuplot"], input=script.encode(), stderr=subprocess.PIPE)
+        except FileNotFoundError:
+            return {}
+        if p.returncode != 0:
+            raise RuntimeError(f"gnuplot failed on {png}: {p.stderr.decode(errors='replace')}")
+        out[cname] = png
+    return out

@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""radaemon's benchmark: is it faster than any one fixed read_ahead_kb?
+
+Emulates device classes with throttled loop devices, runs workloads on them
+with fixed values (a sweep, whose best is the oracle), the kernel default,
+tuned's 4 MiB and radaemon, measures the daemon's overhead, and writes
+bench/results/<date>-<kernel>.md with one PNG per device class.
+
+  run.py --quick                     a few cells, short phases (< 3 minutes)
+  run.py                             every cell (about 41 minutes)
+  run.py --classes hdd --workloads seq,mmap-rand --modes sweep,radaemon
+  run.py --report-only results/X.json   re-render a report
+
+Run as root from a build tree (after make): it makes loop devices 5000-5999
+and radaemon-bench-* cgroups, and removes them all when it ends.
+"""
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+
+import modes as modes_
+import overhead
+import report
+from classes import CLASSES, Device
+from daemon import warn_if_foreign_daemon
+from machine import Interrupted, Machine, cgroup_version, log
+from workloads import WORKLOADS
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+PRESETS = {
+    "full": {"runtime": 2, "train": 5, "repeat": 3, "cells": None, "sweep": None},
+    # A few cells that show each effect once: the probe, a bandwidth-bound
+    # stream, and random mmap reads where a large window hurts.
+    "quick": {"runtime": 1, "train": 2, "repeat": 2,
+              "cells": [("tiny-stick", "probe"), ("ssd-ctrl", "seq"), ("hdd", "mmap-rand")],
+              "sweep": {"tiny-stick": [4, 16], None: [16, 128, 512, 2048]}},
+}
+
+
+@dataclasses.dataclass
+class Timing:
+    runtime: int        # seconds of a measured run
+    train: int          # seconds of the training run before radaemon's measured run
+    repeat: int
+    interval_ms: int | None
+
+    @staticmethod
+    def train_runs(workload):
+        # A probe is over in a moment: train with two probes, as two plugs would.
+        return 2 if workload.name == "probe" else 1
+
+
+def split(value):
+    return [v for v in value.split(",") if v] if value else None
+
+
+def command_output(*argv):
+    try:
+        return subprocess.run(argv, capture_output=True, text=True).stdout.strip()
+    except FileNotFoundError:
+        return "?"
+
+
+def machine_info(builddir):
+    cpu = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        ram = int(f.readline().split()[1]) * 1024
+    with open("/etc/debian_version") as f:
+        debian = f.read().strip()
+    repo = os.path.dirname(HERE)
+    return {"date": time.strftime("%Y-%m-%d"), "kernel": os.uname().release,
+            "kernel_version": os.uname().version, "cpu": cpu, "cores": os.cpu_count(),
+            "ram_gib": ram / 2 ** 30, "debian": debian, "fio": command_output("fio", "--version"),
+            "python": platform.python_version(), "cgroup": cgroup_version(),
+            "radaemon": command_output(os.path.join(builddir, "daemon", "radaemon"), "--version"),
+            "commit": command_output("git", "-C", repo, "describe", "--always", "--dirty"),
+            "load_start": " ".join(f"{x:.2f}" for x in os.getloadavg())}
+
+
+def plan(args, preset):
+    """The (class, workload) cells to run, with each class's sweep."""
+    classes = split(args.classes) or list(CLASSES)
+    workloads = split(args.workloads) or list(WORKLOADS)
+    for c in classes:
+        if c not in CLASSES:
+            sys.exit(f"run.py: unknown class '{c}' (have {', '.join(CLASSES)})")
+    for w in workloads:
+        if w not in WORKLOADS:
+            sys.exit(f"run.py: unknown workload '{w}' (have {', '.join(WORKLOADS)})")
+    cells = [(c, w) for c in classes for w in CLASSES[c].workloads if w in workloads]
+    if preset["cells"] and not (args.classes or args.workloads):
+        cells = preset["cells"]
+    if not cells:
+        sys.exit("run.py: no cell left: each class runs only its own workloads "
+                 "(the tiny stick only the probe, the others all but the probe)")
+    sweeps = preset["sweep"] or {}
+    chosen = {}
+    for c, _ in cells:
+        cls = CLASSES[c]
+        sweep = sweeps.get(c, sweeps.get(None))
+        chosen[c] = dataclasses.replace(cls, sweep=sweep) if sweep else cls
+    return cells, chosen
+
+
+def notes(timing, chosen, quick):
+    tiny = chosen.get("tiny-stick")
+    n = [
+        "Each device class is a loop device over a sparse file (direct I/O to the file, so "
+        "there is no second page cache), made a class by the read throttle of the cgroup the "
+        "workload runs in (cgroup v1 blkio.throttle.read_iops_device and read_bps_device), "
+        "queue/rotational, queue/max_sectors_kb and its size. Every mode of a cell runs on the "
+        "same loop device with the same throttle.",
+        "Before every run the device's page cache is dropped (BLKFLSBUF on that device only; "
+        "the kernel also drops it at the last close, and that close waits for readahead in "
+        "flight). The run is a new process that opens the device afresh, so the file takes "
+        "the read_ahead_kb in sysfs at that moment; it is checked before and after every "
+        "fixed run.",
+        "fio runs with buffered I/O, invalidate=0 and fadvise_hint=0 (its default hints would "
+        "double the window of sequential jobs and switch readahead off for random ones), and "
+        "its fixed random seed, so every mode of a cell does the same reads. The random "
+        "workloads run in a memory cgroup limited to 256 MiB over a 4 GiB data set.",
+        "KiB read from the device come from /sys/block/<dev>/stat, taken once nothing is in "
+        "flight, so the tail of the last readahead window counts.",
+        f"Repeats run round-robin ({timing.repeat} rounds over all modes of a cell), so a slow "
+        "moment of the machine hurts every mode alike. default and 4 MiB are the sweep's "
+        "128 and 4096 KiB points: the same measurement, not a second one.",
+        "The oracle is the best median of every fixed value measured in the cell (the sweep, "
+        "and default and 4 MiB where the sweep lacks them). Picking the best of many noisy medians "
+        "favours the oracle a little: a ratio of 0.97 with the same value as the oracle is "
+        "noise.",
+        f"radaemon: for every run a new daemon with an empty state_dir and an allow-list of "
+        f"only this device starts on the device as the kernel leaves it (128 KiB), tunes it "
+        f"at start (coldplug), then the workload runs for {timing.train} s of training (the "
+        "probe: two probes), the device's cache is dropped, and a new process measures. "
+        "The daemon keeps running through the measured run. No udevd runs during workload "
+        "measurements.",
+        "Without udevd the daemon sees the loop devices' transport as \"loop\"; the USB "
+        "classes are therefore non-rotational, which gives the same prior the daemon gives "
+        "transport usb (128 KiB, capped by size).",
+        "The loop driver sets read_ahead_kb 2560 at attach (shown in the class table); real "
+        "devices of these classes that report no optimal I/O size get the kernel's 128 KiB, "
+        "which is what default means here.",
+        "The nvme class is throttled at 20000 IOPS and 400 MB/s, what this 2-core VM "
+        "sustains at every window: unthrottled, the loop device was CPU-bound and the same "
+        "run varied threefold with other work on the machine, which measured the machine "
+        "rather than the window.",
+        "Other work (another engineer's tests) may run on this machine at the same time; "
+        "the load averages above show how busy it was.",
+    ]
+    if tiny:
+        n.append(f"The tiny stick (15 kB/s) is kept cheap: it runs only the probe, scored by "
+                 f"KiB read (which its speed does not change), and its sweep stops at "
+                 f"{max(tiny.sweep)} KiB, with 4 MiB measured as its own mode: a probe there "
+                 "takes over 20 s.")
+    if quick:
+        n.append("This is a --quick run: few cells, a short sweep, short phases. Its numbers "
+                 "show the instrument works; use the full run for conclusions.")
+    return n
+
+
+def run_workloads(machine, args, timing, cells, chosen, modes, data, save):
+    devices = {}
+    for cname, wname in cells:
+        if cname not in devices:
+            devices[cname] = Device(machine, chosen[cname])
+            data["classes"][cname] = devices[cname].describe()
+        device, workload = devices[cname], WORKLOADS[wname]
+        data["workloads"][wname] = dataclasses.asdict(workload)
+        log(f"cell {cname}/{wname} on {device.name}")
+        data["cells"].append(modes_.run_cell(machine, device, workload, modes, timing,
+                                             args.builddir))
+        save()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="few cells, short phases")
+    parser.add_argument("--classes", help=f"comma-separated: {', '.join(CLASSES)}")
+    parser.add_argument("--workloads", help=f"comma-separated: {', '.join(WORKLOADS)}")
+    parser.add_argument("--modes", default=",".join(modes_.ALL_MODES),
+                        help="comma-separated: sweep, default, 4mib, radaemon, fixed:N")
+    parser.add_argument("--repeat", type=int, help="runs of every mode in every cell")
+    parser.add_argument("--runtime", type=int, help="seconds of a measured run")
+    parser.add_argument("--train", type=int, help="seconds of radaemon's training run")
+    parser.add_argument("--interval-ms", type=int,
+                        help="the daemon's interval_ms (default: the daemon's own)")
+    parser.add_argument("--overhead", default="all",
+                        help=f"comma-separated: {', '.join(overhead.ALL)}, or all, or none")
+    parser.add_argument("--builddir", default=os.path.join(HERE, "..", "build"))
+    parser.add_argument("--results", default=os.path.join(HERE, "results"),
+                        help="where the report goes")
+    parser.add_argument("--report-only", metavar="JSON", help="render a report from saved results")
+    args = parser.parse_args()
+    args.builddir = os.path.abspath(args.builddir)
+
+    if args.report_only:
+        with open(args.report_only) as f:
+            data = json.load(f)
+        write_report(data, os.path.dirname(os.path.abspath(args.report_only)),
+                     os.path.basename(args.report_only)[:-len(".json")])
+        return
+    if os.geteuid() != 0:
+        sys.exit("run.py: run as root (loop devices, sysfs, cgroups)")
+    if not shutil.which("fio"):
+        sys.exit("run.py: fio is missing (apt-get install fio)")
+    if not shutil.which("gnuplot"):
+        log("run.py: gnuplot is missing (apt-get install gnuplot-nox): no plots")
+
+    name = "quick" if args.quick else "full"
+    preset = PRESETS[name]
+    timing = Timing(args.runtime or preset["runtime"], args.train or preset["train"],
+                    args.repeat or preset["repeat"], args.interval_ms)
+    try:
+        modes = modes_.parse(split(args.modes) or [])
+    except ValueError as e:
+        sys.exit(f"run.py: {e}")
+    what = overhead.ALL if args.overhead == "all" else [] if args.overhead == "none" \
+        else split(args.overhead)
+    for w in what:
+        if w not in overhead.ALL:
+            sys.exit(f"run.py: unknown overhead measurement '{w}'")
+    cells, chosen = plan(args, preset) if modes else ([], {})
+
+    info = machine_info(args.builddir)
+    stem = f"{info['date']}-{info['kernel']}" + ("-quick" if args.quick else "")
+    os.makedirs(args.results, exist_ok=True)
+    sweeps = sorted({(min(c.sweep), max(c.sweep)) for c in chosen.values()})
+    data = {"machine": info, "preset": name, "command": " ".join(["run.py"] + sys.argv[1:]),
+            "timing": dataclasses.asdict(timing), "classes": {}, "workloads": {}, "cells": [],
+            "sweep_note": "; ".join(f"{lo}…{hi} KiB by doubling" for lo, hi in sweeps),
+            "notes": notes(timing, chosen, args.quick), "duration_s": 0}
+    started = time.monotonic()
+    json_path = os.path.join(args.results, stem + ".json")
+
+    def save():
+        data["duration_s"] = time.monotonic() - started
+        with open(json_path + ".tmp", "w") as f:
+            json.dump(data, f, indent=1)
+        os.replace(json_path + ".tmp", json_path)
+
+    warn_if_foreign_daemon()
+    with Machine() as machine:
+        run_workloads(machine, args, timing, cells, chosen, modes, data, save)
+    if what:
+        with Machine() as machine:
+            data["overhead"] = overhead.measure(machine, args.builddir, what, name)
+    data["machine"]["load_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    save()
+    write_report(data, args.results, stem)
+    log(f"run.py: done in {data['duration_s'] / 60:.1f} minutes")
+
+
+def write_report(data, directory, stem):
+    plots = report.plots(data, directory, stem)
+    path = os.path.join(directory, stem + ".md")
+    with open(path, "w") as f:
+        f.write(report.markdown(data, plots))
+    log(f"run.py: wrote {path}" + (f" and {len(plots)} plots" if plots else ""))
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (KeyboardInterrupt, Interrupted):
+        sys.exit("run.py: interrupted; everything it made is removed")
