@@ -37,6 +37,7 @@ class DeviceClass:
     bps: int | None
     workloads: list
     max_sectors_kb: int | None = None
+    costly: bool = False        # each command costs much: larger requests read faster
     kernel_kb: int = KERNEL_DEFAULT_KB
     sweep: list = field(default_factory=lambda: list(SWEEP_KB))
     why: str = ""
@@ -50,7 +51,7 @@ CLASSES = {c.name: c for c in [
     DeviceClass(
         "tiny-stick", "a 505 KiB USB stick at 15 kB/s (old camera card, cheap key)",
         size=505 * KiB, rotational=False, iops=50, bps=15_000, max_sectors_kb=120,
-        workloads=["probe"],
+        costly=True, workloads=["probe"],
         # Every probe costs 2 to 22 s here; the sweep stops at 1 MiB to save
         # minutes, and 4 MiB is measured as its own mode.
         sweep=[4, 8, 16, 32, 64, 128, 256, 512, 1024],
@@ -58,19 +59,19 @@ CLASSES = {c.name: c for c in [
     DeviceClass(
         "usb-stick", "an 8 GiB USB 2 stick: 30 MB/s, costly commands of at most 120 KiB",
         size=8 * GiB, rotational=False, iops=250, bps=30_000_000, max_sectors_kb=120,
-        workloads=["seq", "pdd-single", "pdd-multi", "rand16k", "mmap-rand"],
+        costly=True, workloads=["seq", "pdd-single", "pdd-multi", "rand16k", "mmap-rand"],
         why="full bandwidth needs every command full, so small windows lose"),
     DeviceClass(
         "hdd", "a 1 TiB hard disk: rotational, ~150 IOPS, ~180 MB/s",
         size=1 * TiB, rotational=True, iops=150, bps=180_000_000,
-        workloads=["seq", "pdd-single", "pdd-multi", "rand16k", "mmap-rand"],
+        costly=True, workloads=["seq", "pdd-single", "pdd-multi", "rand16k", "mmap-rand"],
         why="every request pays a seek: large windows pay for sequential work, "
             "and cost random mmap work dearly"),
     DeviceClass(
         "ssd-ctrl", "a 22 GB SSD behind a controller with a heavy cost per command: "
                     "400 IOPS, 300 MB/s",
         size=22_000_000_000, rotational=False, iops=400, bps=300_000_000,
-        workloads=["seq", "pdd-single", "pdd-multi", "rand16k", "mmap-rand"],
+        costly=True, workloads=["seq", "pdd-single", "pdd-multi", "rand16k", "mmap-rand"],
         why="full bandwidth only with requests of 768 KiB and more, while its size "
             "suggests a small window"),
     # Unthrottled, a loop device here is CPU-bound, and on this 2-core VM
@@ -124,4 +125,5 @@ class Device:
         return {"class": cls.name, "emulates": cls.emulates, "device": self.name,
                 "size": cls.size, "rotational": cls.rotational, "iops": cls.iops,
                 "bps": cls.bps, "max_sectors_kb": int(sysfs(self.name, "queue/max_sectors_kb")),
-                "kernel_kb": cls.kernel_kb, "attach_kb": self.attach_kb, "why": cls.why}
+                "kernel_kb": cls.kernel_kb, "attach_kb": self.attach_kb, "costly": cls.costly,
+                "why": cls.why}

@@ -1,9 +1,10 @@
 """What the bench makes on this machine, and how it is undone.
 
 Loop devices (indices from 5000 on, so the test suite's 1000-3999 are never
-touched), cgroups named radaemon-bench-*, child processes and a scratch
-directory. Machine owns them all and removes them in reverse order when the
-run ends, also on an error, Ctrl-C or SIGTERM.
+touched), cgroups named radaemon-bench-*, child processes, a scratch
+directory, and tracefs at /sys/kernel/tracing where nothing (systemd, on a
+booted machine) has mounted it. Machine owns them all and removes them in
+reverse order when the run ends, also on an error, Ctrl-C or SIGTERM.
 """
 import errno
 import fcntl
@@ -23,6 +24,7 @@ BLKFLSBUF = 0x1261
 FIRST_INDEX, LAST_INDEX = 5000, 5999
 CGROUP_PREFIX = "radaemon-bench-"
 CGROUP_ROOT = "/sys/fs/cgroup"
+TRACEFS = "/sys/kernel/tracing"
 
 
 def run(*argv):
@@ -187,6 +189,24 @@ class Cgroup:
         self.dirs = []
 
 
+# --- tracefs -----------------------------------------------------------------
+
+def mount_tracefs():
+    """Mounts tracefs where systemd mounts it at boot (sys-kernel-tracing.mount),
+    so the daemon can follow requests as it would on a systemd machine.
+    Returns True if we mounted it (and must unmount it), False if it was there
+    or the kernel has none."""
+    if os.path.exists(os.path.join(TRACEFS, "tracing_on")):
+        return False
+    p = subprocess.run(["mount", "-t", "tracefs", "tracefs", TRACEFS],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        log(f"bench: no tracefs ({p.stderr.decode(errors='replace').strip()}): "
+            "radaemon runs on its counters only")
+        return False
+    return True
+
+
 # --- the owner of it all -----------------------------------------------------
 
 class Interrupted(BaseException):
@@ -204,10 +224,12 @@ class Machine:
         self.cgroups = []
         self.children = []
         self.cgroup_version = cgroup_version()
+        self.mounted_tracefs = False
 
     def __enter__(self):
         for sig in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, _interrupt)
+        self.mounted_tracefs = mount_tracefs()
         return self
 
     def __exit__(self, *exc):
@@ -222,6 +244,8 @@ class Machine:
             for index in reversed(self.loops):
                 remove_loop(index)
             shutil.rmtree(self.tmp, ignore_errors=True)
+            if self.mounted_tracefs:
+                subprocess.run(["umount", TRACEFS])
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
 

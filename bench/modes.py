@@ -4,15 +4,18 @@
   sweep     every fixed value of the class's sweep; the best is the oracle
   default   what the kernel gives a real device of the class (128 KiB)
   4mib      tuned's throughput-performance: 4096 KiB
-  radaemon  the daemon, allowed only this device, tunes it at start; then a
-            training phase of the same workload on the same device; then a
-            measured phase in a new process with a fresh open and the
-            device's cache dropped, while the daemon keeps running
+  radaemon  the daemon, allowed only this device, tunes it at start; then
+            training runs of the same workload on the same device, each a
+            new process with a fresh open; then a measured phase in a new
+            process with a fresh open and the device's cache dropped, while
+            the daemon keeps running
 """
 import statistics
+import threading
+import time
 
 from daemon import Daemon
-from machine import log, set_kb
+from machine import log, read_kb, set_kb
 from workloads import measure
 
 ALL_MODES = ["sweep", "default", "4mib", "radaemon"]
@@ -52,19 +55,52 @@ def run_fixed(machine, device, workload, kb, runtime):
     return r
 
 
+class Timeline:
+    """Polls read_ahead_kb every 20 ms in a thread: when each value came."""
+
+    def __init__(self, name):
+        self.name = name
+        self.t0 = time.monotonic()
+        self.changes = [(0.0, read_kb(name))]
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self):
+        while not self.done.wait(0.02):
+            kb = read_kb(self.name)
+            if kb != self.changes[-1][1]:
+                self.changes.append((round(time.monotonic() - self.t0, 2), kb))
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.thread.join()
+
+
 def run_radaemon(machine, device, workload, timing, builddir, tag):
-    """One training + measured run under a fresh daemon with an empty state."""
+    """One training + measured run under a fresh daemon with an empty state.
+
+    decision_s is the time from the start of the training to the first
+    value the daemon learned (None if it kept the one it chose at start)."""
     device.reset()  # as a freshly plugged device: the kernel's value
     daemon = Daemon(machine, builddir, [device.name], tag=tag, interval_ms=timing.interval_ms)
     daemon.start()
     try:
-        training = [measure(machine, device, workload, timing.train)
-                    for _ in range(timing.train_runs(workload))]
-        r = measure(machine, device, workload, timing.runtime)
+        with Timeline(device.name) as timeline:
+            trained_from = time.monotonic() - timeline.t0
+            training = [measure(machine, device, workload, timing.train)
+                        for _ in range(timing.runs_for(workload))]
+            r = measure(machine, device, workload, timing.runtime)
     finally:
         daemon.stop()
+    learned = [(t - trained_from, kb) for t, kb in timeline.changes if t > trained_from]
     r["training"] = [t["score"] for t in training]
     r["kb_trained"] = [t["kb_at_open"] for t in training]
+    r["timeline"] = [(round(t - trained_from, 2), kb) for t, kb in timeline.changes]
+    r["decision_s"] = round(learned[0][0], 2) if learned else None
     r["decisions"] = daemon.decisions(device.name)
     return r
 

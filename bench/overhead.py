@@ -7,7 +7,7 @@ made when it ends. run.py runs these too; this entry point runs them alone.
 
   overhead.py hotplug [--count 50]   udev event -> read_ahead_kb written
   overhead.py rss [--devices 10]     resident memory of an idle daemon
-  overhead.py cpu                    CPU per sampled device (needs the sampler)
+  overhead.py cpu                    CPU with idle and busy devices
   overhead.py status                 racontrol status latency (needs racontrol)
   overhead.py coldplug               start -> READY=1 with N devices (up to 500)
   overhead.py all                    all of them, as Markdown
@@ -43,10 +43,11 @@ LOOP_ATTACH_KB = 2560  # what the loop driver sets at attach
 
 PRESETS = {
     "quick": {"hotplug_count": 5, "rss_devices": [10], "cpu_devices": [1, 10], "cpu_window": 3,
+              "cpu_rates": [10],
               "status_devices": [1, 10], "status_calls": 5, "coldplug_devices": [1, 50],
               "coldplug_repeat": 2},
     "full": {"hotplug_count": 50, "rss_devices": [10, 500], "cpu_devices": [1, 100],
-             "cpu_window": 10, "status_devices": [1, 100, 500], "status_calls": 20,
+             "cpu_window": 10, "cpu_rates": [10, 100], "status_devices": [1, 100, 500], "status_calls": 20,
              "coldplug_devices": [1, 10, 100, 500], "coldplug_repeat": 3},
 }
 ALL = ["hotplug", "rss", "cpu", "status", "coldplug"]
@@ -223,33 +224,75 @@ def measure_rss(machine, builddir, names, counts, settle=2.0):
     return rows
 
 
-def measure_cpu(machine, builddir, names, counts, window, interval_ms=1000):
-    """CPU of a daemon sampling n idle devices, and whether it samples at all.
+# Reads 4 KiB with O_DIRECT (past the page cache, so every read reaches the
+# device and its counters) from each device in turn, rate rounds a second.
+BUSY_READER = """
+import mmap, os, sys, time
+rate, names = float(sys.argv[1]), sys.argv[2:]
+fds = [os.open("/dev/" + n, os.O_RDONLY | os.O_DIRECT | os.O_CLOEXEC) for n in names]
+buf, offset, pages = mmap.mmap(-1, 4096), 0, os.lseek(fds[0], 0, os.SEEK_END) // 4096
+due = time.monotonic()
+while True:
+    for fd in fds:
+        os.preadv(fd, [buf], offset)
+    offset = (offset + 4096) % (pages * 4096)
+    due += 1 / rate
+    time.sleep(max(0, due - time.monotonic()))
+"""
 
-    A sampler reads statistics every interval; without one, an idle daemon
-    makes no read calls. So the read calls in the window tell whether there
-    is anything to measure; a number is reported only when there is.
+
+def busy_reader(machine, names, rate):
+    return machine.spawn([sys.executable, "-c", BUSY_READER, str(rate)] + names)
+
+
+def cpu_window(pid, window):
+    """The daemon's CPU (ms per s) and read calls (per s) over window seconds."""
+    c0, r0 = cpu_ns(pid), read_calls(pid)
+    time.sleep(window)
+    c1, r1 = cpu_ns(pid), read_calls(pid)
+    return (c1 - c0) / 1e6 / window, (r1 - r0) / window
+
+
+def measure_cpu(machine, builddir, names, counts, window, rates, interval_ms=1000):
+    """CPU of a daemon with n devices, idle and then busy.
+
+    Busy: every device reads rate requests a second (O_DIRECT, 4 KiB,
+    sequential), so each is sampled every interval and, where tracefs is
+    mounted, each request passes through the tracer. The share of one core
+    is the daemon's CPU time over wall time; the reader's own CPU is not
+    counted.
     """
     rows = []
     for n in counts:
         with Daemon(machine, builddir, names[:n], tag=f"cpu-{n}",
                     interval_ms=interval_ms) as daemon:
             time.sleep(1.0)  # past the coldplug
-            c0, r0 = cpu_ns(daemon.pid), read_calls(daemon.pid)
-            time.sleep(window)
-            c1, r1 = cpu_ns(daemon.pid), read_calls(daemon.pid)
-        rows.append({"devices": n, "cpu_ms_per_s": (c1 - c0) / 1e6 / window,
-                     "reads_per_s": (r1 - r0) / window})
-    samples = window * 1000 / interval_ms
-    reads = rows[-1]["reads_per_s"] * window
+            idle, idle_reads = cpu_window(daemon.pid, window)
+            busy = []
+            for rate in rates:
+                reader = busy_reader(machine, names[:n], rate)
+                time.sleep(interval_ms / 1000 * 2)  # every device seen busy
+                ms, reads = cpu_window(daemon.pid, window)
+                if reader.poll() is not None:
+                    raise RuntimeError(f"the busy reader died (exit {reader.returncode})")
+                machine.stop(reader)
+                busy.append({"requests_per_s": rate * n, "cpu_ms_per_s": ms,
+                             "core_percent": ms / 10, "reads_per_s": reads})
+                time.sleep(interval_ms / 1000 * 2)
+            traced = "Tracing block requests" in daemon.output()
+        rows.append({"devices": n, "cpu_ms_per_s": idle, "reads_per_s": idle_reads,
+                     "busy": busy, "traced": traced})
     out = {"interval_ms": interval_ms, "window_s": window, "rows": rows}
+    samples = window * 1000 / interval_ms
+    reads = rows[-1]["busy"][0]["reads_per_s"] * window if rates else 0
     if reads < samples / 2:
         out.update(available=False,
-                   why=f"no statistics sampler: the idle daemon made {reads:.0f} read calls in "
+                   why=f"no statistics sampler: the busy daemon made {reads:.0f} read calls in "
                        f"{window} s with interval_ms={interval_ms}")
         return out
     lo, hi = rows[0], rows[-1]
-    per_device = (hi["cpu_ms_per_s"] - lo["cpu_ms_per_s"]) / (hi["devices"] - lo["devices"])
+    per_device = (hi["busy"][0]["cpu_ms_per_s"] - lo["busy"][0]["cpu_ms_per_s"]) / \
+        (hi["devices"] - lo["devices"])
     out.update(available=True, us_per_device_sample=per_device * 1000 * interval_ms / 1000)
     return out
 
@@ -375,7 +418,8 @@ def measure(machine, builddir, what, preset):
         out["rss"] = measure_rss(machine, builddir, names, p["rss_devices"])
     if "cpu" in what:
         log("overhead: CPU per sampled device")
-        out["cpu"] = measure_cpu(machine, builddir, names, p["cpu_devices"], p["cpu_window"])
+        out["cpu"] = measure_cpu(machine, builddir, names, p["cpu_devices"], p["cpu_window"],
+                                 p["cpu_rates"])
     if "status" in what:
         log("overhead: racontrol status latency")
         out["status"] = measure_status(machine, builddir, names, p["status_devices"],

@@ -35,10 +35,13 @@ from workloads import WORKLOADS
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 PRESETS = {
-    "full": {"runtime": 2, "train": 5, "repeat": 3, "cells": None, "sweep": None},
+    # Six training runs: the windows radaemon tries one after another (128,
+    # 512, 2048, 8192 KiB and back) each need a stream opened under them.
+    "full": {"runtime": 2, "train": 5, "train_runs": 6, "repeat": 3, "cells": None,
+             "sweep": None},
     # A few cells that show each effect once: the probe, a bandwidth-bound
     # stream, and random mmap reads where a large window hurts.
-    "quick": {"runtime": 1, "train": 2, "repeat": 2,
+    "quick": {"runtime": 1, "train": 4, "train_runs": 4, "repeat": 2,
               "cells": [("tiny-stick", "probe"), ("ssd-ctrl", "seq"), ("hdd", "mmap-rand")],
               "sweep": {"tiny-stick": [4, 16], None: [16, 128, 512, 2048]}},
 }
@@ -47,14 +50,14 @@ PRESETS = {
 @dataclasses.dataclass
 class Timing:
     runtime: int        # seconds of a measured run
-    train: int          # seconds of the training run before radaemon's measured run
+    train: int          # seconds of one training run before radaemon's measured run
+    train_runs: int     # training runs, each a new process that opens the device afresh
     repeat: int
     interval_ms: int | None
 
-    @staticmethod
-    def train_runs(workload):
+    def runs_for(self, workload):
         # A probe is over in a moment: train with two probes, as two plugs would.
-        return 2 if workload.name == "probe" else 1
+        return 2 if workload.name == "probe" else self.train_runs
 
 
 def split(value):
@@ -142,8 +145,10 @@ def notes(timing, chosen, quick):
         "noise.",
         f"radaemon: for every run a new daemon with an empty state_dir and an allow-list of "
         f"only this device starts on the device as the kernel leaves it (128 KiB), tunes it "
-        f"at start (coldplug), then the workload runs for {timing.train} s of training (the "
-        "probe: two probes), the device's cache is dropped, and a new process measures. "
+        f"at start (coldplug), then trains on the workload: {timing.train_runs} runs of "
+        f"{timing.train} s (the probe: two probes), each a new process with a fresh open and "
+        "the device's cache dropped, as a file takes the window in force when it is opened; "
+        "then a new process measures. "
         "The daemon keeps running through the measured run. No udevd runs during workload "
         "measurements.",
         "Without udevd the daemon sees the loop devices' transport as \"loop\"; the USB "
@@ -194,7 +199,8 @@ def main():
                         help="comma-separated: sweep, default, 4mib, radaemon, fixed:N")
     parser.add_argument("--repeat", type=int, help="runs of every mode in every cell")
     parser.add_argument("--runtime", type=int, help="seconds of a measured run")
-    parser.add_argument("--train", type=int, help="seconds of radaemon's training run")
+    parser.add_argument("--train", type=int, help="seconds of each of radaemon's training runs")
+    parser.add_argument("--train-runs", type=int, help="radaemon's training runs per measurement")
     parser.add_argument("--interval-ms", type=int,
                         help="the daemon's interval_ms (default: the daemon's own)")
     parser.add_argument("--overhead", default="all",
@@ -222,7 +228,8 @@ def main():
     name = "quick" if args.quick else "full"
     preset = PRESETS[name]
     timing = Timing(args.runtime or preset["runtime"], args.train or preset["train"],
-                    args.repeat or preset["repeat"], args.interval_ms)
+                    args.train_runs or preset["train_runs"], args.repeat or preset["repeat"],
+                    args.interval_ms)
     try:
         modes = modes_.parse(split(args.modes) or [])
     except ValueError as e:
