@@ -30,8 +30,8 @@ import sys
 import time
 
 from daemon import Daemon
-from machine import (LOOP_CTL_ADD, Machine, log, loop_control, read_kb, run, set_kb,
-                     wait_detached)
+from machine import (FIRST_INDEX, LOOP_CTL_ADD, Machine, log, loop_control, read_kb, run,
+                     set_kb, wait_detached)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NETLINK_KOBJECT_UEVENT = 15
@@ -90,11 +90,11 @@ def tiny_image(machine):
     return path
 
 
-def make_loops(machine, n):
+def make_loops(machine, n, start=FIRST_INDEX):
     """n loop devices made through /dev/loop-control, each over a 505 KiB file."""
     image = tiny_image(machine)
     names = []
-    for index in machine.unused_indices(n):
+    for index in machine.unused_indices(n, start):
         machine.track_loop(index)
         loop_control(LOOP_CTL_ADD, index)
         run("losetup", f"/dev/loop{index}", image)
@@ -119,6 +119,29 @@ def udev_monitor():
     return s
 
 
+def receive_event(sock, timeout):
+    """udevd's next message as (properties, queueing time in ns, CLOCK_REALTIME).
+
+    Raises socket.timeout when none comes in time; what is not udevd's (the
+    kernel's own uevents) comes back as ({}, time).
+    """
+    sock.settimeout(timeout)
+    data, ancdata, _, _ = sock.recvmsg(1 << 16, socket.CMSG_SPACE(16))
+    stamp = None
+    for level, kind, value in ancdata:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+            sec, nsec = struct.unpack("=qq", value[:16])
+            stamp = sec * 1_000_000_000 + nsec
+    if stamp is None:
+        stamp = time.time_ns()
+    if not data.startswith(b"libudev\0"):
+        return {}, stamp
+    off, length = struct.unpack_from("=II", data, 16)
+    props = dict(p.split("=", 1) for p in
+                 data[off:off + length].decode(errors="replace").split("\0") if "=" in p)
+    return props, stamp
+
+
 def next_event(sock, name, action, deadline, diskseq=None):
     """Returns the queueing time (ns, CLOCK_REALTIME) of udevd's next matching event.
 
@@ -126,22 +149,12 @@ def next_event(sock, name, action, deadline, diskseq=None):
     sending the events of the previous detach, which carry the older one.
     """
     while True:
-        sock.settimeout(max(0.001, deadline - time.monotonic()))
-        data, ancdata, _, _ = sock.recvmsg(1 << 16, socket.CMSG_SPACE(16))
-        if not data.startswith(b"libudev\0"):
-            continue
-        off, length = struct.unpack_from("=II", data, 16)
-        props = dict(p.split("=", 1) for p in
-                     data[off:off + length].decode(errors="replace").split("\0") if "=" in p)
+        props, stamp = receive_event(sock, max(0.001, deadline - time.monotonic()))
         if props.get("DEVNAME") != f"/dev/{name}" or props.get("ACTION") != action:
             continue
         if diskseq is not None and props.get("DISKSEQ") != diskseq:
             continue
-        for level, kind, value in ancdata:
-            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
-                sec, nsec = struct.unpack("=qq", value[:16])
-                return sec * 1_000_000_000 + nsec
-        return time.time_ns()
+        return stamp
 
 
 def wait_applied(name, want, deadline):
