@@ -19,7 +19,8 @@ class Daemon:
     walk, so start() also times the coldplug.
     """
 
-    def __init__(self, machine, builddir, names, tag="daemon", interval_ms=None, env=None):
+    def __init__(self, machine, builddir, names, tag="daemon", interval_ms=None, env=None,
+                 log_levels=False):
         self.machine = machine
         self.binary = os.path.join(builddir, "daemon", "radaemon")
         if not os.access(self.binary, os.X_OK):
@@ -31,6 +32,9 @@ class Daemon:
         self.log = os.path.join(self.dir, "daemon.log")
         self.interval_ms = interval_ms
         self.env = env or {}
+        # Each log line starts with <level>, as under systemd: the daemon does
+        # so when stderr is the stream JOURNAL_STREAM names, unless --foreground.
+        self.log_levels = log_levels
         self.process = None
 
     def write_config(self):
@@ -53,11 +57,16 @@ class Daemon:
         try:
             notify.bind(notify_path)
             env = dict(os.environ, NOTIFY_SOCKET=notify_path, **self.env)
+            argv = [self.binary, "--config", self.config]
             with open(self.log, "w") as out:
+                if self.log_levels:
+                    st = os.fstat(out.fileno())
+                    env["JOURNAL_STREAM"] = f"{st.st_dev}:{st.st_ino}"
+                else:
+                    argv.insert(1, "--foreground")
                 t0 = time.monotonic()
-                self.process = self.machine.spawn(
-                    [self.binary, "--foreground", "--config", self.config],
-                    stdout=out, stderr=subprocess.STDOUT, env=env)
+                self.process = self.machine.spawn(argv, stdout=out, stderr=subprocess.STDOUT,
+                                                  env=env)
             deadline = t0 + timeout
             while True:
                 notify.settimeout(0.05)
