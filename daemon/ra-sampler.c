@@ -134,7 +134,7 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
          * within one. A new diskseq means a new medium, whose uevent is on its
          * way: the value the kernel gave it is not somebody else's.
          */
-        if (read_diskseq(sysfd) == d->attrs.diskseq)
+        if (kb != d->attrs.read_ahead_kb && read_diskseq(sysfd) == d->attrs.diskseq)
                 ra_manager_check_drift(m, d, kb);
 
         if (d->skip > 0 && d->trace.now.requests == 0) {
