@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
+#ifdef HAVE_MALLOC_TRIM
+#include <malloc.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -15,6 +18,8 @@
 
 /* Enough for hundreds of disks appearing at once without ENOBUFS. */
 #define MONITOR_BUFFER_BYTES (128 * 1024 * 1024)
+/* Quiet udev work for this long, and freed memory goes back to the kernel. */
+#define TRIM_AFTER_USEC (1 * 1000 * 1000)
 
 /*
  * A disk read from an event or an enumeration, to be tuned once the state
@@ -169,6 +174,33 @@ static void batch_add(Manager *m, Batch *b, struct udev_device *dev, const char 
                 b->n++;
 }
 
+static int on_trim(sd_event_source *s, uint64_t usec, void *userdata) {
+#ifdef HAVE_MALLOC_TRIM
+        (void) malloc_trim(0);
+#endif
+        return 0;
+}
+
+/*
+ * A walk or a burst of events allocates (libudev, libblkid) far more than
+ * stays: once the udev work has been quiet for a second, the freed heap goes
+ * back to the kernel, so an idle daemon's resident memory is what it keeps,
+ * not what it once needed (with 10 disks, 1.2 MiB of heap for 30 KiB used).
+ */
+static void schedule_trim(Manager *m) {
+        int r;
+
+        if (m->trim)
+                r = sd_event_source_set_time_relative(m->trim, TRIM_AFTER_USEC);
+        else
+                r = sd_event_add_time_relative(m->event, &m->trim, CLOCK_MONOTONIC, TRIM_AFTER_USEC,
+                                               TRIM_AFTER_USEC / 10, on_trim, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->trim, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_debug_errno(r, "Cannot schedule returning memory, ignoring: %m");
+}
+
 int ra_udev_enumerate(Manager *m, const char *event) {
         _cleanup_free_ Prepared *items = NULL;
         struct udev_enumerate *e;
@@ -211,6 +243,7 @@ int ra_udev_enumerate(Manager *m, const char *event) {
                         ra_manager_forget_disk(m, m->disks[i - 1], LOG_INFO,
                                                "gone while no events arrived.");
 
+        schedule_trim(m);
         return 0;
 }
 
@@ -238,6 +271,7 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
         error = errno;
         batch_finish(m, &batch);
         items = batch.items;
+        schedule_trim(m);
 
         /* The socket overflowed: events are lost, so look at everything again. */
         if (error == ENOBUFS) {
