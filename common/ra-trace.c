@@ -266,7 +266,7 @@ static unsigned size_bucket(uint64_t bytes) {
 }
 
 void ra_trace_account_add(RaTraceAccount *a, const RaTraceEvent *e, uint32_t window_kb) {
-        uint64_t bytes = (uint64_t) e->nr_sectors * 512;
+        uint64_t bytes = (uint64_t) e->nr_sectors * 512, slack = (uint64_t) window_kb * 2;
         RaTraceStream *s = NULL, *stalest = &a->streams[0];
 
         if (!e->read)
@@ -279,10 +279,16 @@ void ra_trace_account_add(RaTraceAccount *a, const RaTraceEvent *e, uint32_t win
         a->size_bytes[size_bucket(bytes)] += bytes;
         a->size_count[size_bucket(bytes)]++;
 
+        /*
+         * A stream's requests may be issued a little out of order (split at the
+         * device's largest request, queued per CPU, held back by a throttle): a
+         * request that starts within a window of where the stream stands goes
+         * on with it. Random reads land that close to a stream rarely.
+         */
         for (size_t i = 0; i < RA_TRACE_STREAMS; i++) {
                 RaTraceStream *t = &a->streams[i];
 
-                if (t->used && t->next_sector == e->sector) {
+                if (t->used && e->sector + slack >= t->next_sector && e->sector <= t->next_sector + slack) {
                         s = t;
                         break;
                 }
@@ -296,7 +302,8 @@ void ra_trace_account_add(RaTraceAccount *a, const RaTraceEvent *e, uint32_t win
                 s = stalest;
                 *s = (RaTraceStream){ .used = true, .window_kb = window_kb };
         }
-        s->next_sector = e->sector + e->nr_sectors;
+        if (e->sector + e->nr_sectors > s->next_sector)
+                s->next_sector = e->sector + e->nr_sectors;
         s->last_seen = a->clock;
 
         if (s->window_kb == window_kb)

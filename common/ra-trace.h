@@ -12,7 +12,8 @@
  * other: a sequential stream and random mmap faults with read-around both
  * make requests as large as the readahead window. The tracepoint gives each
  * request's start sector, so a request that starts where an earlier one ended
- * continues a stream, and one that does not is a jump.
+ * (give or take a window: the block layer reorders a little) continues a
+ * stream, and one that does not is a jump.
  */
 
 /* One read request, from a block_rq_issue record. */

@@ -230,6 +230,27 @@ START_TEST(test_interleaved) {
 }
 END_TEST
 
+/* A stream issued a little out of order is still one stream. */
+START_TEST(test_reordered) {
+        RaTraceAccount a = {};
+        RaTraceSummary s;
+
+        /* 240-sector requests of a 2048 KiB window, each pair swapped. */
+        for (uint64_t i = 0; i < 20; i += 2) {
+                add(&a, 1000 + (i + 1) * 240, 240, 2048);
+                add(&a, 1000 + i * 240, 240, 2048);
+        }
+        ra_trace_account_take(&a, &s);
+        ck_assert_uint_eq(s.requests, 20);
+        ck_assert_uint_eq(s.jumps, 1);
+
+        /* Far from it, a read is a jump. */
+        add(&a, 1000 + 20 * 240 + 4096 * 2 + 1, 8, 2048);
+        ra_trace_account_take(&a, &s);
+        ck_assert_uint_eq(s.jumps, 1);
+}
+END_TEST
+
 /* Random reads jump at every request. */
 START_TEST(test_random) {
         RaTraceAccount a = {};
@@ -274,6 +295,7 @@ int main(void) {
         tcase_add_test(tc, test_page_bad);
         tcase_add_test(tc, test_streams);
         tcase_add_test(tc, test_interleaved);
+        tcase_add_test(tc, test_reordered);
         tcase_add_test(tc, test_random);
         tcase_add_test(tc, test_window_attribution);
         suite_add_tcase(s, tc);
