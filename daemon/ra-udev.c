@@ -33,15 +33,22 @@ typedef struct Prepared {
         char event[16];        /* "add", "change", "coldplug", ... for the log */
 } Prepared;
 
-/* Re-reads a disk the registry holds; false when it was dropped. */
-static bool update_disk(Manager *m, RaDisk *d, struct udev_device *dev) {
+/*
+ * Re-reads a disk the registry holds; false when it was dropped. A disk that
+ * vanishes before its event is handled (a detach's "change" comes after the
+ * device is gone) is removed here: said like a "remove", if it was managed.
+ */
+static bool update_disk(Manager *m, RaDisk *d, struct udev_device *dev, bool known) {
         const char *bad = NULL;
         int r;
 
         r = ra_disk_update(d, dev, &bad);
         if (r == -ENODEV) {
-                ra_manager_forget_disk(m, d, LOG_DEBUG,
-                                       "gone, or without queue/read_ahead_kb; not managed.");
+                if (known)
+                        ra_manager_forget_disk(m, d, LOG_INFO, "removed.");
+                else
+                        ra_manager_forget_disk(m, d, LOG_DEBUG,
+                                               "gone, or without queue/read_ahead_kb; not managed.");
                 return false;
         }
         if (r == -EINVAL && bad)
@@ -66,6 +73,7 @@ static bool update_disk(Manager *m, RaDisk *d, struct udev_device *dev) {
 static void prepare_device(Manager *m, struct udev_device *dev, const char *event, Prepared *ret) {
         const char *name = udev_device_get_sysname(dev);
         RaDisk *d;
+        bool known;
         int r;
 
         *ret = (Prepared){};
@@ -88,6 +96,7 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
                 return;
         }
 
+        known = d != NULL;
         if (!d) {
                 r = ra_manager_add_disk(m, name, &d);
                 if (r < 0) {
@@ -100,7 +109,7 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
         }
         d->seen = true;
 
-        if (!update_disk(m, d, dev)) {
+        if (!update_disk(m, d, dev, known)) {
                 ra_disk_snapshot_clear(&ret->before);
                 return;
         }
