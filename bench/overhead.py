@@ -47,7 +47,7 @@ PRESETS = {
               "status_devices": [1, 10], "status_calls": 5, "coldplug_devices": [1, 50],
               "coldplug_repeat": 2},
     "full": {"hotplug_count": 50, "rss_devices": [10, 500], "cpu_devices": [1, 100],
-             "cpu_window": 10, "cpu_rates": [10, 100], "status_devices": [1, 100, 500], "status_calls": 20,
+             "cpu_window": 10, "cpu_rates": [10, 100], "status_devices": [1, 100, 200, 500], "status_calls": 20,
              "coldplug_devices": [1, 10, 100, 500], "coldplug_repeat": 3},
 }
 ALL = ["hotplug", "rss", "cpu", "status", "coldplug"]

@@ -110,14 +110,20 @@ static void perf_record(RaModel *m, uint32_t kb, double bytes_per_sec) {
         p->samples++;
 }
 
-/* The smallest judged window that reads within GAIN_TIE of the fastest judged one. */
-static const RaPerf *perf_best(const RaModel *m) {
-        const RaPerf *best = NULL;
+/* The fastest judged window's throughput. */
+static double perf_fastest(const RaModel *m) {
         double fastest = 0;
 
         for (size_t i = 0; i < m->n_perf; i++)
                 if (m->perf[i].samples >= RA_ADAPT_SAMPLES && m->perf[i].bytes_per_sec > fastest)
                         fastest = m->perf[i].bytes_per_sec;
+        return fastest;
+}
+
+/* The smallest judged window that reads within GAIN_TIE of the fastest judged one. */
+static const RaPerf *perf_best(const RaModel *m) {
+        double fastest = perf_fastest(m);
+        const RaPerf *best = NULL;
 
         for (size_t i = 0; i < m->n_perf; i++)
                 if (m->perf[i].samples >= RA_ADAPT_SAMPLES &&
@@ -162,9 +168,17 @@ static uint32_t random_target(const RaObservation *o, const RaAdaptLimits *l,
         return target;
 }
 
+/* Requests fill the window (or the largest request), and a larger window is allowed and untried. */
+static bool can_grow(const RaModel *m, const RaObservation *o, const RaAdaptLimits *l) {
+        uint32_t cur = o->window_kb;
+
+        return o->trace.request_kb >= WINDOW_BOUND * request_limit_kb(cur, l->max_sectors_kb) &&
+               cur < clamp_to_limits(RA_KB_LIMIT, l) && !perf_has_above(m, cur);
+}
+
 static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAdaptLimits *l,
                                   char reason[static RA_REASON_MAX]) {
-        uint32_t cur = o->window_kb, ceiling = clamp_to_limits(RA_KB_LIMIT, l), next;
+        uint32_t cur = o->window_kb, next;
         const RaPerf *here = perf_find(m, cur), *best;
 
         /* Not enough read yet by streams opened under this window: wait for them. */
@@ -179,6 +193,27 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
                                  (best->bytes_per_sec / here->bytes_per_sec - 1) * 100, best->kb, cur);
                 return clamp_to_limits(best->kb, l);
         }
+
+        /*
+         * Larger, fewer commands may cost less: try a window four times larger,
+         * also past a step that did not pay but did not hurt either (a plateau:
+         * a striped or throttled device may pay again further up). A step that
+         * reads measurably slower ends the search.
+         */
+        if ((!best || best->kb == cur || here->bytes_per_sec >= GAIN_TIE * perf_fastest(m)) &&
+            can_grow(m, o, l)) {
+                next = cur * STEP_UP < STEP_UP_FROM_KB ? STEP_UP_FROM_KB : cur * STEP_UP;
+                next = clamp_to_limits(next, l);
+                if (next > cur) {
+                        ra_reason_format(reason,
+                                         "Sequential reads fill every %" PRIu32
+                                         " KiB request the window allows (%.1f MB/s), so %" PRIu32
+                                         " KiB is tried for fewer, larger commands.",
+                                         o->trace.request_kb, here->bytes_per_sec / 1e6, next);
+                        return next;
+                }
+        }
+
         if (best && best->kb < cur) {
                 ra_reason_format(reason,
                                  "Bigger requests stopped paying: %" PRIu32 " KiB read as fast as %" PRIu32
@@ -186,23 +221,7 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
                                  best->kb, cur, best->bytes_per_sec / here->bytes_per_sec * 100);
                 return clamp_to_limits(best->kb, l);
         }
-
-        /* Every request as large as the window allows: larger ones may cost fewer commands. */
-        if (o->trace.request_kb < WINDOW_BOUND * request_limit_kb(cur, l->max_sectors_kb) ||
-            cur >= ceiling || perf_has_above(m, cur))
-                return 0;
-
-        next = cur * STEP_UP < STEP_UP_FROM_KB ? STEP_UP_FROM_KB : cur * STEP_UP;
-        next = clamp_to_limits(next, l);
-        if (next <= cur)
-                return 0;
-
-        ra_reason_format(reason,
-                         "Sequential reads fill every %" PRIu32
-                         " KiB request the window allows (%.1f MB/s), so %" PRIu32
-                         " KiB is tried for fewer, larger commands.",
-                         o->trace.request_kb, here->bytes_per_sec / 1e6, next);
-        return next;
+        return 0;
 }
 
 /* See the header: intervals read by streams opened under the window. */

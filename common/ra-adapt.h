@@ -19,8 +19,10 @@
  *    times larger is tried. Of the windows measured, the smallest that reads
  *    within 5 % of the fastest is kept, so a larger one stays only when it
  *    reads more than about 5 % faster, and where bigger requests stop paying
- *    the smaller window comes back. Returning to a larger window measured
- *    before needs it to read 10 % faster than the one in force.
+ *    the smaller window comes back. Trying goes on past a step that neither
+ *    paid nor hurt (a plateau), and ends at one that reads measurably slower
+ *    or at the upper bound. Returning to a larger window measured before
+ *    needs it to read 10 % faster than the one in force.
  *
  * A file takes the device's window when it is opened, so a new window shows
  * only in streams opened afterwards. Throughput is therefore credited to a

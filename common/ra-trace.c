@@ -1,45 +1,260 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ra-trace.h"
 
-#define EVENT_TAG " block_rq_issue: "
+/* The ring buffer's event header: a 5-bit type_len, then a 27-bit time delta. */
+#define TYPE_PADDING 29
+#define TYPE_TIME_EXTEND 30
+#define TYPE_TIME_STAMP 31
+#define TIME_DELTA_BITS 27
+/* The low bits of a page's commit field are its length; the high ones flag lost events. */
+#define COMMIT_LENGTH_MASK ((UINT64_C(1) << 27) - 1)
 
-int ra_trace_parse_line(const char *line, RaTraceEvent *ret) {
-        unsigned major, minor, nr;
-        unsigned long long sector;
-        char rwbs[16];
-        const char *p;
-        int n = 0;
+/*
+ * One "\tfield:<declaration>;\toffset:N;\tsize:N;..." line: the name is the
+ * declaration's last word, without an array suffix ("char rwbs[10]").
+ */
+static bool parse_field_line(const char *line, char name[static 64], RaTraceField *ret) {
+        const char *decl, *semi, *end, *start;
+        unsigned offset, size;
 
-        p = strstr(line, EVENT_TAG);
-        if (!p)
+        decl = strstr(line, "field:");
+        if (!decl)
+                return false;
+        decl += strlen("field:");
+        semi = strchr(decl, ';');
+        if (!semi || sscanf(semi, "; offset:%u; size:%u;", &offset, &size) != 2 || offset > UINT16_MAX ||
+            size > UINT16_MAX)
+                return false;
+
+        end = semi;
+        if (end > decl && end[-1] == ']')
+                while (end > decl && *end != '[')
+                        end--;
+        start = end;
+        while (start > decl && (isalnum((unsigned char) start[-1]) || start[-1] == '_'))
+                start--;
+        if (start == end || (size_t) (end - start) >= 64)
+                return false;
+
+        memcpy(name, start, (size_t) (end - start));
+        name[end - start] = '\0';
+        *ret = (RaTraceField){ .offset = (uint16_t) offset, .size = (uint16_t) size };
+        return true;
+}
+
+/* Calls found() for every field line of a format file. */
+static void scan_fields(const char *text, void (*found)(void *userdata, const char *name, RaTraceField f),
+                        void *userdata) {
+        for (const char *line = text; line && *line;
+             line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+                char buf[256], name[64];
+                const char *nl = strchr(line, '\n');
+                size_t len = nl ? (size_t) (nl - line) : strlen(line);
+                RaTraceField f;
+
+                if (len >= sizeof(buf))
+                        continue;
+                memcpy(buf, line, len);
+                buf[len] = '\0';
+                if (parse_field_line(buf, name, &f))
+                        found(userdata, name, f);
+        }
+}
+
+typedef struct Found {
+        RaTraceFormat *format;
+        RaTraceField commit, data;
+        bool have[6];
+} Found;
+
+static void found_header(void *userdata, const char *name, RaTraceField f) {
+        Found *x = userdata;
+
+        if (strcmp(name, "commit") == 0) {
+                x->commit = f;
+                x->have[0] = true;
+        } else if (strcmp(name, "data") == 0) {
+                x->data = f;
+                x->have[1] = true;
+        }
+}
+
+static void found_event(void *userdata, const char *name, RaTraceField f) {
+        static const char *const names[] = { "dev", "sector", "nr_sector", "rwbs" };
+        Found *x = userdata;
+        RaTraceField *slots[] = { &x->format->dev, &x->format->sector, &x->format->nr_sector,
+                                  &x->format->rwbs };
+
+        for (size_t i = 0; i < 4; i++)
+                if (strcmp(name, names[i]) == 0) {
+                        *slots[i] = f;
+                        x->have[2 + i] = true;
+                }
+}
+
+int ra_trace_format_parse(const char *header_page, const char *event_format, RaTraceFormat *ret) {
+        RaTraceFormat f = {};
+        Found x = { .format = &f };
+        const char *id;
+        unsigned n;
+
+        scan_fields(header_page, found_header, &x);
+        scan_fields(event_format, found_event, &x);
+        for (size_t i = 0; i < 6; i++)
+                if (!x.have[i])
+                        return -EINVAL;
+
+        /* "ID: N" on a line of its own, the second as the kernel writes it. */
+        id = strncmp(event_format, "ID: ", 4) == 0 ? event_format : strstr(event_format, "\nID: ");
+        if (id && *id == '\n')
+                id++;
+        if (!id || sscanf(id + 4, "%u", &n) != 1 || n == 0 || n > UINT16_MAX)
                 return -EINVAL;
 
-        /* "<maj>,<min> <rwbs> <bytes> (<cmd>) <sector> + <nr>"; cmd is often empty, which %[ cannot match.
-         */
-        p += strlen(EVENT_TAG);
-        if (sscanf(p, "%u,%u %15s %*u (%n", &major, &minor, rwbs, &n) != 3 || n == 0)
+        /* What the page reader can read: a 4- or 8-byte commit before the data, native integers. */
+        if ((x.commit.size != 4 && x.commit.size != 8) || x.commit.offset != 8 ||
+            x.data.offset < x.commit.offset + x.commit.size || f.dev.size != 4 || f.sector.size != 8 ||
+            f.nr_sector.size != 4 || f.rwbs.size == 0)
                 return -EINVAL;
-        p = strchr(p + n, ')');
-        if (!p || sscanf(p + 1, " %llu + %u", &sector, &nr) != 2)
-                return -EINVAL;
-        if (nr == 0 || major > 4095 || minor > (1u << 20) - 1)
-                return -EINVAL;
+
+        f.id = (uint16_t) n;
+        f.commit_size = x.commit.size;
+        f.data_offset = x.data.offset;
+        *ret = f;
+        return 0;
+}
+
+static uint32_t read_u32(const uint8_t *p) {
+        uint32_t v;
+
+        memcpy(&v, p, sizeof(v));
+        return v;
+}
+
+static uint64_t read_u64(const uint8_t *p) {
+        uint64_t v;
+
+        memcpy(&v, p, sizeof(v));
+        return v;
+}
+
+static bool field_fits(RaTraceField f, size_t length) {
+        return (size_t) f.offset + f.size <= length;
+}
+
+/* One record; false if it is not a block_rq_issue record this can read. */
+static bool parse_record(const RaTraceFormat *f, const uint8_t *rec, size_t length, uint64_t time_ns,
+                         RaTraceEvent *ret) {
+        uint16_t type;
+        uint32_t dev, nr;
+        bool read = false, readahead = false;
+
+        if (length < sizeof(type))
+                return false;
+        memcpy(&type, rec, sizeof(type));
+        if (type != f->id || !field_fits(f->dev, length) || !field_fits(f->sector, length) ||
+            !field_fits(f->nr_sector, length) || !field_fits(f->rwbs, length))
+                return false;
+
+        dev = read_u32(rec + f->dev.offset);
+        nr = read_u32(rec + f->nr_sector.offset);
+        if (nr == 0)
+                return false;
+        for (size_t i = 0; i < f->rwbs.size && rec[f->rwbs.offset + i]; i++) {
+                read |= rec[f->rwbs.offset + i] == 'R';
+                readahead |= rec[f->rwbs.offset + i] == 'A';
+        }
 
         *ret = (RaTraceEvent){
-                .major = major,
-                .minor = minor,
-                .read = strchr(rwbs, 'R') != NULL,
-                .readahead = strchr(rwbs, 'A') != NULL,
-                .sector = sector,
+                .time_ns = time_ns,
+                .major = dev >> 20,
+                .minor = dev & ((1u << 20) - 1),
+                .read = read,
+                .readahead = readahead,
+                .sector = read_u64(rec + f->sector.offset),
                 .nr_sectors = nr,
         };
-        return 0;
+        return true;
+}
+
+int ra_trace_page_parse(const RaTraceFormat *f, const void *page, size_t size, RaTraceEventFn fn,
+                        void *userdata) {
+        const uint8_t *p = page, *end;
+        uint64_t time_ns, length;
+        int n = 0;
+
+        if (size < f->data_offset)
+                return -EINVAL;
+        time_ns = read_u64(p);
+        length = (f->commit_size == 8 ? read_u64(p + 8) : read_u32(p + 8)) & COMMIT_LENGTH_MASK;
+        if (length > size - f->data_offset)
+                return -EINVAL;
+
+        end = p + f->data_offset + length;
+        p += f->data_offset;
+        while (end - p >= 4) {
+                uint32_t header = read_u32(p), type_len = header & 0x1f, delta = header >> 5, extra;
+                size_t record;
+                RaTraceEvent e;
+
+                p += 4;
+                switch (type_len) {
+                case TYPE_PADDING:
+                        /*
+                         * A record discarded (by our filter, say), its length in the next word;
+                         * its time still counts. Without a delta, nothing follows on this page.
+                         */
+                        if (delta == 0 || end - p < 4)
+                                return n;
+                        extra = read_u32(p);
+                        if (extra > (size_t) (end - p))
+                                return -EINVAL;
+                        time_ns += delta;
+                        p += extra;
+                        continue;
+                case TYPE_TIME_EXTEND:
+                case TYPE_TIME_STAMP:
+                        if (end - p < 4)
+                                return -EINVAL;
+                        extra = read_u32(p);
+                        p += 4;
+                        if (type_len == TYPE_TIME_EXTEND)
+                                time_ns += ((uint64_t) extra << TIME_DELTA_BITS) + delta;
+                        else
+                                time_ns = ((uint64_t) extra << TIME_DELTA_BITS) + delta;
+                        continue;
+                case 0:
+                        /* The length is in the next word, which it counts. */
+                        if (end - p < 4)
+                                return -EINVAL;
+                        extra = read_u32(p);
+                        if (extra < 4)
+                                return -EINVAL;
+                        record = ((size_t) extra - 4 + 3) & ~(size_t) 3;
+                        p += 4;
+                        break;
+                default:
+                        record = (size_t) type_len * 4;
+                        break;
+                }
+
+                if (record > (size_t) (end - p))
+                        return -EINVAL;
+                time_ns += delta;
+                if (parse_record(f, p, record, time_ns, &e)) {
+                        fn(userdata, &e);
+                        n++;
+                }
+                p += record;
+        }
+        return n;
 }
 
 static unsigned size_bucket(uint64_t bytes) {
@@ -51,7 +266,7 @@ static unsigned size_bucket(uint64_t bytes) {
 }
 
 void ra_trace_account_add(RaTraceAccount *a, const RaTraceEvent *e, uint32_t window_kb) {
-        uint64_t bytes = (uint64_t) e->nr_sectors * 512;
+        uint64_t bytes = (uint64_t) e->nr_sectors * 512, slack = (uint64_t) window_kb * 2;
         RaTraceStream *s = NULL, *stalest = &a->streams[0];
 
         if (!e->read)
@@ -64,10 +279,16 @@ void ra_trace_account_add(RaTraceAccount *a, const RaTraceEvent *e, uint32_t win
         a->size_bytes[size_bucket(bytes)] += bytes;
         a->size_count[size_bucket(bytes)]++;
 
+        /*
+         * A stream's requests may be issued a little out of order (split at the
+         * device's largest request, queued per CPU, held back by a throttle): a
+         * request that starts within a window of where the stream stands goes
+         * on with it. Random reads land that close to a stream rarely.
+         */
         for (size_t i = 0; i < RA_TRACE_STREAMS; i++) {
                 RaTraceStream *t = &a->streams[i];
 
-                if (t->used && t->next_sector == e->sector) {
+                if (t->used && e->sector + slack >= t->next_sector && e->sector <= t->next_sector + slack) {
                         s = t;
                         break;
                 }
@@ -81,7 +302,8 @@ void ra_trace_account_add(RaTraceAccount *a, const RaTraceEvent *e, uint32_t win
                 s = stalest;
                 *s = (RaTraceStream){ .used = true, .window_kb = window_kb };
         }
-        s->next_sector = e->sector + e->nr_sectors;
+        if (e->sector + e->nr_sectors > s->next_sector)
+                s->next_sector = e->sector + e->nr_sectors;
         s->last_seen = a->clock;
 
         if (s->window_kb == window_kb)

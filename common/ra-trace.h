@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -11,11 +12,13 @@
  * other: a sequential stream and random mmap faults with read-around both
  * make requests as large as the readahead window. The tracepoint gives each
  * request's start sector, so a request that starts where an earlier one ended
- * continues a stream, and one that does not is a jump.
+ * (give or take a window: the block layer reorders a little) continues a
+ * stream, and one that does not is a jump.
  */
 
-/* One line of trace_pipe text for block_rq_issue. */
+/* One read request, from a block_rq_issue record. */
 typedef struct RaTraceEvent {
+        uint64_t time_ns; /* the ring buffer's clock: orders events of different CPUs */
         uint32_t major;
         uint32_t minor;
         bool read;
@@ -25,11 +28,42 @@ typedef struct RaTraceEvent {
 } RaTraceEvent;
 
 /*
- * Parses the part after "block_rq_issue: " of a trace_pipe line:
- * "<maj>,<min> <rwbs> <bytes> (<cmd>) <sector> + <nr> ...". Returns -EINVAL
- * for anything else, including other events.
+ * The kernel's ring buffer hands out binary records, which cost it nothing to
+ * produce, where trace_pipe would print every one as text (most of the CPU
+ * a busy device's tracing costs). The layout is not fixed: it is described
+ * in tracefs, in events/header_page (the page header) and in the event's
+ * format file (the record), both text, which this reads once at start.
  */
-int ra_trace_parse_line(const char *line, RaTraceEvent *ret);
+typedef struct RaTraceField {
+        uint16_t offset;
+        uint16_t size;
+} RaTraceField;
+
+typedef struct RaTraceFormat {
+        uint16_t id;            /* common_type of block_rq_issue records */
+        RaTraceField dev;       /* major << 20 | minor */
+        RaTraceField sector;    /* first sector */
+        RaTraceField nr_sector; /* length in sectors */
+        RaTraceField rwbs;      /* "R", "RA", "WS"...: what the request does */
+        uint16_t commit_size;   /* of the page header's commit field: 4 or 8 */
+        uint16_t data_offset;   /* where a page's records start */
+} RaTraceFormat;
+
+/*
+ * Parses events/header_page and events/block/block_rq_issue/format.
+ * -EINVAL when a field is missing or has a size this cannot read.
+ */
+int ra_trace_format_parse(const char *header_page, const char *event_format, RaTraceFormat *ret);
+
+/*
+ * Parses one page read from a per_cpu/cpuN/trace_pipe_raw and hands every
+ * block_rq_issue record of it to fn, in order. Returns the number of records
+ * handed over, or -EINVAL for a page that does not parse (the records before
+ * the fault are handed over all the same).
+ */
+typedef void (*RaTraceEventFn)(void *userdata, const RaTraceEvent *e);
+int ra_trace_page_parse(const RaTraceFormat *f, const void *page, size_t size, RaTraceEventFn fn,
+                        void *userdata);
 
 #define RA_TRACE_STREAMS 8
 #define RA_TRACE_SIZE_BUCKETS 16 /* 4 KiB << n */

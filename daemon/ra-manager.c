@@ -143,6 +143,7 @@ Manager *ra_manager_free(Manager *m) {
         sd_event_source_unref(m->bus_retry);
         ra_bus_close(m);
         sd_event_source_unref(m->monitor_source);
+        sd_event_source_unref(m->trim);
         udev_monitor_unref(m->monitor);
         udev_unref(m->udev);
         sd_event_unref(m->event);

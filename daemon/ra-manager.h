@@ -22,7 +22,8 @@ typedef struct Manager {
         struct udev *udev;
         struct udev_monitor *monitor;
         sd_event_source *monitor_source;
-        sd_bus *bus; /* NULL without a system bus */
+        sd_event_source *trim; /* hands freed heap back once udev work has settled */
+        sd_bus *bus;           /* NULL without a system bus */
         sd_event_source *bus_retry;
         bool bus_retry_logged; /* "no bus" was said once; say it again only after a success */
         sd_event_source *sampler;

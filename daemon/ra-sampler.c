@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
@@ -39,7 +38,8 @@ static uint64_t read_diskseq(int sysfd) {
 
 /* Rates move every interval; a signal is worth it only when they moved by a tenth. */
 static void publish_rate(uint64_t *published, double now) {
-        uint64_t v = (uint64_t) llround(now);
+        /* Rates are never negative: rounding needs no libm (whose pages would cost 300 KiB resident). */
+        uint64_t v = now > 0 ? (uint64_t) (now + 0.5) : 0;
         uint64_t diff = *published > v ? *published - v : v - *published;
 
         if ((*published == 0) != (v == 0) || diff * 10 > (*published > v ? *published : v))
@@ -134,7 +134,7 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
          * within one. A new diskseq means a new medium, whose uevent is on its
          * way: the value the kernel gave it is not somebody else's.
          */
-        if (read_diskseq(sysfd) == d->attrs.diskseq)
+        if (kb != d->attrs.read_ahead_kb && read_diskseq(sysfd) == d->attrs.diskseq)
                 ra_manager_check_drift(m, d, kb);
 
         if (d->skip > 0 && d->trace.now.requests == 0) {

@@ -15,19 +15,23 @@
 /* One instance per daemon ("radaemon.<pid>"): two daemons (tests, benchmarks) must not share one. */
 #define INSTANCE_PREFIX "radaemon."
 #define EVENT "events/block/block_rq_issue/"
-/* Per CPU: a few thousand requests an interval. */
+/* Per CPU: some 3500 requests an interval. */
 #define BUFFER_KB "256"
-/* One interval's reading, at most: keeps a storm of tiny requests from costing a core. */
+/* One interval's reading per CPU, at most: a storm of tiny requests costs no more than this. */
 #define DRAIN_MAX_BYTES (1024 * 1024)
 /* The kernel refuses a filter of a page or more. */
 #define FILTER_MAX 4000
+/* The format files are a few KiB. */
+#define FORMAT_MAX 16384
 
 struct RaTracer {
         char *dir;
-        int pipe;
-        char line[1024];
-        size_t len;    /* of a line cut at the end of the last read */
-        bool overlong; /* the line being read did not fit */
+        RaTraceFormat format;
+        size_t page_size; /* what one read of trace_pipe_raw returns */
+        int *cpus;        /* per_cpu/cpuN/trace_pipe_raw */
+        size_t n_cpus;
+        RaTraceEvent *events; /* one drain's, to be put in time order */
+        size_t n_events, max_events;
 };
 
 static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
@@ -45,7 +49,10 @@ RaTracer *ra_tracer_close(RaTracer *t) {
                 return NULL;
 
         /* The instance, its buffers and its event go away with the directory, once nothing is open. */
-        t->pipe = ra_close(t->pipe);
+        for (size_t i = 0; i < t->n_cpus; i++)
+                (void) ra_close(t->cpus[i]);
+        free(t->cpus);
+        free(t->events);
         if (t->dir) {
                 (void) write_attr(t, EVENT "enable", "0");
                 (void) rmdir(t->dir);
@@ -81,6 +88,76 @@ static void remove_stale_instances(const char *instances) {
         closedir(d);
 }
 
+static int read_format(const char *root, RaTraceFormat *ret) {
+        _cleanup_free_ char *header = malloc(FORMAT_MAX), *event = malloc(FORMAT_MAX);
+        _cleanup_close_ int dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int r;
+
+        if (!header || !event)
+                return -ENOMEM;
+        if (dfd < 0)
+                return negative_errno();
+        r = ra_read_file_at(dfd, "events/header_page", header, FORMAT_MAX);
+        if (r >= 0)
+                r = ra_read_file_at(dfd, EVENT "format", event, FORMAT_MAX);
+        if (r < 0)
+                return r;
+        return ra_trace_format_parse(header, event, ret);
+}
+
+/* A read of trace_pipe_raw returns one sub-buffer: a page, unless the kernel says otherwise. */
+static size_t read_page_size(const RaTracer *t) {
+        _cleanup_close_ int dfd = open(t->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        char buf[32];
+        unsigned kb;
+
+        if (dfd >= 0 && ra_read_file_at(dfd, "buffer_subbuf_size_kb", buf, sizeof(buf)) >= 0 &&
+            sscanf(buf, "%u", &kb) == 1 && kb > 0 && kb <= 1024)
+                return (size_t) kb * 1024;
+        return (size_t) sysconf(_SC_PAGESIZE);
+}
+
+static int open_cpus(RaTracer *t) {
+        _cleanup_free_ char *path = NULL;
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        if (asprintf(&path, "%s/per_cpu", t->dir) < 0) {
+                path = NULL;
+                return -ENOMEM;
+        }
+        d = opendir(path);
+        if (!d)
+                return negative_errno();
+
+        while ((de = readdir(d))) {
+                char file[sizeof(de->d_name) + 32];
+                int *cpus, fd;
+
+                if (strncmp(de->d_name, "cpu", 3) != 0)
+                        continue;
+                (void) snprintf(file, sizeof(file), "%s/trace_pipe_raw", de->d_name);
+                fd = openat(dirfd(d), file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+                if (fd < 0) {
+                        r = negative_errno();
+                        break;
+                }
+                cpus = reallocarray(t->cpus, t->n_cpus + 1, sizeof(int));
+                if (!cpus) {
+                        (void) ra_close(fd);
+                        r = -ENOMEM;
+                        break;
+                }
+                t->cpus = cpus;
+                t->cpus[t->n_cpus++] = fd;
+        }
+        closedir(d);
+        if (r >= 0 && t->n_cpus == 0)
+                r = -ENOENT;
+        return r;
+}
+
 int ra_tracer_open(RaTracer **ret) {
         _cleanup_(ra_tracer_closep) RaTracer *t = NULL;
         const char *root = NULL;
@@ -101,7 +178,9 @@ int ra_tracer_open(RaTracer **ret) {
         t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
-        t->pipe = -1;
+        r = read_format(root, &t->format);
+        if (r < 0)
+                return r;
         if (asprintf(&t->dir, "%s/instances/" INSTANCE_PREFIX "%d", root, (int) getpid()) < 0) {
                 t->dir = NULL;
                 return -ENOMEM;
@@ -119,13 +198,11 @@ int ra_tracer_open(RaTracer **ret) {
                 r = ra_tracer_set_devices(t, NULL, 0);
         if (r >= 0)
                 r = write_attr(t, EVENT "enable", "1");
+        if (r >= 0)
+                r = open_cpus(t);
         if (r < 0)
                 return r;
-
-        (void) snprintf(path, sizeof(path), "%s/trace_pipe", t->dir);
-        t->pipe = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-        if (t->pipe < 0)
-                return negative_errno();
+        t->page_size = read_page_size(t);
 
         *ret = TAKE_PTR(t);
         return 0;
@@ -157,37 +234,67 @@ int ra_tracer_set_devices(RaTracer *t, const dev_t *devices, size_t n) {
         return write_attr(t, EVENT "filter", filter);
 }
 
-int ra_tracer_drain(RaTracer *t, RaTraceHandler fn, void *userdata) {
-        size_t total = 0;
+static void collect(void *userdata, const RaTraceEvent *e) {
+        RaTracer *t = userdata;
 
-        while (total < DRAIN_MAX_BYTES) {
-                char buf[16384];
-                ssize_t n = read(t->pipe, buf, sizeof(buf));
+        if (!e->read)
+                return;
+        if (t->n_events == t->max_events) {
+                size_t n = t->max_events ? t->max_events * 2 : 1024;
+                RaTraceEvent *events = reallocarray(t->events, n, sizeof(*events));
+
+                if (!events)
+                        return; /* statistics can afford to lose a request */
+                t->events = events;
+                t->max_events = n;
+        }
+        t->events[t->n_events++] = *e;
+}
+
+static int by_time(const void *a, const void *b) {
+        const RaTraceEvent *x = a, *y = b;
+
+        /* Same time (a clock too coarse): a stream reads upward. */
+        if (x->time_ns != y->time_ns)
+                return x->time_ns < y->time_ns ? -1 : 1;
+        return x->sector < y->sector ? -1 : x->sector > y->sector;
+}
+
+/* Every page one CPU's buffer holds, up to DRAIN_MAX_BYTES. */
+static int drain_cpu(RaTracer *t, int fd, uint8_t *page) {
+        for (size_t total = 0; total < DRAIN_MAX_BYTES; total += t->page_size) {
+                ssize_t n = read(fd, page, t->page_size);
 
                 if (n < 0)
                         return errno == EAGAIN ? 0 : negative_errno();
                 if (n == 0)
                         return 0;
-                total += (size_t) n;
-
-                for (ssize_t i = 0; i < n; i++) {
-                        RaTraceEvent e;
-
-                        if (buf[i] != '\n') {
-                                /* A line too long to be ours is dropped, not cut and parsed. */
-                                if (t->len < sizeof(t->line) - 1)
-                                        t->line[t->len++] = buf[i];
-                                else
-                                        t->overlong = true;
-                                continue;
-                        }
-
-                        t->line[t->len] = '\0';
-                        if (!t->overlong && ra_trace_parse_line(t->line, &e) >= 0 && e.read)
-                                fn(userdata, &e);
-                        t->len = 0;
-                        t->overlong = false;
-                }
+                /* A page cut short or not understood is skipped: the next one starts afresh. */
+                (void) ra_trace_page_parse(&t->format, page, (size_t) n, collect, t);
         }
         return 0;
+}
+
+int ra_tracer_drain(RaTracer *t, RaTraceHandler fn, void *userdata) {
+        _cleanup_free_ uint8_t *page = malloc(t->page_size);
+        int r = 0;
+
+        if (!page)
+                return -ENOMEM;
+
+        /* Each CPU's buffer is in time order; a stream's requests may be spread over several. */
+        t->n_events = 0;
+        for (size_t i = 0; i < t->n_cpus && r >= 0; i++)
+                r = drain_cpu(t, t->cpus[i], page);
+        qsort(t->events, t->n_events, sizeof(*t->events), by_time);
+        for (size_t i = 0; i < t->n_events; i++)
+                fn(userdata, &t->events[i]);
+
+        /* A burst's worth of events is not kept for the quiet intervals after it. */
+        if (t->max_events > 4096) {
+                t->events = mfree(t->events);
+                t->max_events = 0;
+        }
+        t->n_events = 0;
+        return r;
 }

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* trace_pipe lines of block_rq_issue, and the stream accounting on what parses. */
+/*
+ * The tracer's parsers. An input whose first byte is even is two format
+ * files (header_page, a NUL, the event's format); an odd one is a page of
+ * trace_pipe_raw read with Linux 6's format, with the stream accounting on
+ * what parses.
+ */
 #include "config.h"
 
 #include <stdlib.h>
@@ -7,22 +12,37 @@
 
 #include "fuzz.h"
 #include "ra-trace.h"
+#include "trace-format.h"
+
+static void account(void *userdata, const RaTraceEvent *e) {
+        ra_trace_account_add(userdata, e, 128);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         RaTraceAccount a = {};
+        RaTraceFormat f;
         RaTraceSummary s;
-        char *text, *save = NULL;
+        char *text;
 
-        text = strndup((const char *) data, size);
-        if (!text)
+        if (size == 0)
                 return 0;
-        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                RaTraceEvent e;
 
-                if (ra_trace_parse_line(line, &e) >= 0)
-                        ra_trace_account_add(&a, &e, 128);
+        if (data[0] % 2 == 0) {
+                text = malloc(size + 1);
+                if (!text)
+                        return 0;
+                memcpy(text, data + 1, size - 1);
+                text[size - 1] = '\0';
+                text[size] = '\0';
+                /* Up to the first NUL the header, after it the event (empty if none). */
+                (void) ra_trace_format_parse(text, text + strlen(text) + (strlen(text) < size - 1), &f);
+                free(text);
+                return 0;
         }
+
+        if (ra_trace_format_parse(header_page, event_format, &f) < 0)
+                abort();
+        (void) ra_trace_page_parse(&f, data + 1, size - 1, account, &a);
         ra_trace_account_take(&a, &s);
-        free(text);
         return 0;
 }

@@ -22,13 +22,20 @@ typedef struct SimDevice {
         double bytes_per_s;
         uint32_t max_sectors_kb;
         uint64_t size_bytes;
+        uint32_t stripe_kb; /* windows of at least this much keep every member busy... */
+        double stripe_gain; /* ...and read this much faster */
 } SimDevice;
 
-static const SimDevice costly_ssd = { "SSD behind a heavy controller", 1.0 / 400, 300e6, 1280, 22000000000 };
-static const SimDevice hdd = { "HDD", 1.0 / 150, 180e6, 1280, UINT64_C(4000000000000) };
-static const SimDevice usb_stick = { "USB stick", 1.0 / 100, 30e6, 120, UINT64_C(8) << 30 };
-static const SimDevice nvme = { "NVMe", 1.0 / 50000, 2e9, 128, UINT64_C(1000000000000) };
-static const SimDevice tiny = { "505 KiB stick", 1.0 / 4, 15e3, 120, 505 * 1024 };
+static const SimDevice costly_ssd = {
+        "SSD behind a heavy controller", 1.0 / 400, 300e6, 1280, 22000000000, 0, 0
+};
+static const SimDevice hdd = { "HDD", 1.0 / 150, 180e6, 1280, UINT64_C(4000000000000), 0, 0 };
+static const SimDevice usb_stick = { "USB stick", 1.0 / 100, 30e6, 120, UINT64_C(8) << 30, 0, 0 };
+static const SimDevice nvme = { "NVMe", 1.0 / 50000, 2e9, 128, UINT64_C(1000000000000), 0, 0 };
+static const SimDevice tiny = { "505 KiB stick", 1.0 / 4, 15e3, 120, 505 * 1024, 0, 0 };
+/* Larger windows than the largest request pay nothing until a whole stripe is in flight. */
+static const SimDevice striped = { "striped array",         1.0 / 150, 180e6, 1280,
+                                   UINT64_C(4000000000000), 8192,      0.15 };
 
 typedef enum SimWorkload { SEQUENTIAL, RANDOM_MMAP, IDLE } SimWorkload;
 
@@ -45,8 +52,9 @@ static double request_kb(const SimDevice *d, uint32_t window_kb) {
 /* Bytes per second a sequential stream reads with this window. */
 static double sequential_rate(const SimDevice *d, uint32_t window_kb) {
         double s = request_kb(d, window_kb) * 1024;
+        double gain = d->stripe_kb && window_kb >= d->stripe_kb ? 1 + d->stripe_gain : 1;
 
-        return s / (d->command_s + s / d->bytes_per_s);
+        return gain * s / (d->command_s + s / d->bytes_per_s);
 }
 
 /* Faults per second random mmap reads serve with this window. */
@@ -174,6 +182,12 @@ END_TEST
 
 START_TEST(test_sequential_usb_stick) {
         check_sequential(&usb_stick, 128);
+}
+END_TEST
+
+/* A step that neither pays nor hurts does not end the search. */
+START_TEST(test_sequential_plateau) {
+        check_sequential(&striped, 1280);
 }
 END_TEST
 
@@ -321,6 +335,7 @@ int main(void) {
         tcase_add_test(tc, test_sequential_hdd);
         tcase_add_test(tc, test_sequential_usb_stick);
         tcase_add_test(tc, test_sequential_nvme);
+        tcase_add_test(tc, test_sequential_plateau);
         tcase_add_test(tc, test_sequential_from_too_big);
         tcase_add_test(tc, test_random_mmap);
         tcase_add_test(tc, test_sequential_random_sequential);

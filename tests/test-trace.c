@@ -2,57 +2,186 @@
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ra-macro.h"
 #include "ra-trace.h"
 #include "test-helpers.h"
+#include "trace-format.h"
 
-START_TEST(test_parse) {
-        RaTraceEvent e;
+START_TEST(test_format) {
+        RaTraceFormat f;
 
-        ck_assert_int_eq(
-                ra_trace_parse_line("              dd-3339    [001] .....  2146.234009: block_rq_issue: "
-                                    "7,1900 RA 131072 () 807680 + 256 be,0,4 [dd]",
-                                    &e),
-                0);
-        ck_assert_uint_eq(e.major, 7);
-        ck_assert_uint_eq(e.minor, 1900);
-        ck_assert(e.read);
-        ck_assert(e.readahead);
-        ck_assert_uint_eq(e.sector, 807680);
-        ck_assert_uint_eq(e.nr_sectors, 256);
-
-        /* A command in the parentheses, and no readahead flag. */
-        ck_assert_int_eq(
-                ra_trace_parse_line("fio-1 [000] d..1. 1.5: block_rq_issue: 259,0 R 4096 (28 00 00) 8 + 8 "
-                                    "none,0,0 [fio]",
-                                    &e),
-                0);
-        ck_assert_uint_eq(e.major, 259);
-        ck_assert(!e.readahead);
-
-        ck_assert_int_eq(
-                ra_trace_parse_line("kworker [000] 1.5: block_rq_issue: 8,0 WS 4096 () 8 + 8 [k]", &e), 0);
-        ck_assert(!e.read);
+        ck_assert_int_eq(ra_trace_format_parse(header_page, event_format, &f), 0);
+        ck_assert_uint_eq(f.id, 2104);
+        ck_assert_uint_eq(f.dev.offset, 8);
+        ck_assert_uint_eq(f.sector.offset, 16);
+        ck_assert_uint_eq(f.nr_sector.offset, 24);
+        ck_assert_uint_eq(f.rwbs.offset, 34);
+        ck_assert_uint_eq(f.rwbs.size, 10);
+        ck_assert_uint_eq(f.commit_size, 8);
+        ck_assert_uint_eq(f.data_offset, 16);
 }
 END_TEST
 
-START_TEST(test_parse_bad) {
-        static const char *const bad[] = {
-                "",
-                "CPU:1 [LOST 42 EVENTS]",
-                "dd-1 [000] 1.0: block_rq_complete: 7,0 R () 8 + 8 [0]",
-                "dd-1 [000] 1.0: block_rq_issue: 7,0 R 4096 () 8 + 0 [dd]",
-                "dd-1 [000] 1.0: block_rq_issue: 7,0 R 4096 (",
-                "dd-1 [000] 1.0: block_rq_issue: 7 R 4096 () 8 + 8 [dd]",
-                "dd-1 [000] 1.0: block_rq_issue: x,y R 4096 () 8 + 8 [dd]",
-                "dd-1 [000] 1.0: block_rq_issue: 7,0 R 4096 () eight + 8 [dd]",
-                "dd-1 [000] 1.0: block_rq_issue: 99999,0 R 4096 () 8 + 8 [dd]",
-        };
-        RaTraceEvent e;
+/* Formats this cannot read are refused, not guessed at. */
+START_TEST(test_format_bad) {
+        RaTraceFormat f;
+        char *broken;
 
-        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
-                ck_assert_msg(ra_trace_parse_line(bad[i], &e) == -EINVAL, "accepted '%s'", bad[i]);
+        ck_assert_int_eq(ra_trace_format_parse("", event_format, &f), -EINVAL);
+        ck_assert_int_eq(ra_trace_format_parse(header_page, "", &f), -EINVAL);
+
+        /* No ID. */
+        broken = strdup(event_format);
+        memcpy(strstr(broken, "ID:"), "XX:", 3);
+        ck_assert_int_eq(ra_trace_format_parse(header_page, broken, &f), -EINVAL);
+        free(broken);
+
+        /* A 32-bit sector. */
+        broken = strdup(event_format);
+        memcpy(strstr(broken, "offset:16;\tsize:8"), "offset:16;\tsize:4", 17);
+        ck_assert_int_eq(ra_trace_format_parse(header_page, broken, &f), -EINVAL);
+        free(broken);
+
+        /* No rwbs. */
+        broken = strdup(event_format);
+        memcpy(strstr(broken, "rwbs["), "rwxx[", 5);
+        ck_assert_int_eq(ra_trace_format_parse(header_page, broken, &f), -EINVAL);
+        free(broken);
+}
+END_TEST
+
+/* A ring-buffer page, written as the kernel writes one. */
+typedef struct Page {
+        uint8_t bytes[4096];
+        size_t len; /* of the data after the 16-byte header */
+} Page;
+
+static void put32(Page *p, uint32_t v) {
+        memcpy(p->bytes + 16 + p->len, &v, 4);
+        p->len += 4;
+}
+
+static void put_record(Page *p, uint32_t delta, uint16_t id, uint32_t dev, uint64_t sector, uint32_t nr,
+                       const char *rwbs, bool long_form) {
+        uint8_t rec[68] = {};
+
+        memcpy(rec, &id, 2);
+        memcpy(rec + 8, &dev, 4);
+        memcpy(rec + 16, &sector, 8);
+        memcpy(rec + 24, &nr, 4);
+        memcpy(rec + 34, rwbs, strlen(rwbs));
+
+        if (long_form) {
+                /* type_len 0: the length (counting itself) in the next word. */
+                put32(p, delta << 5);
+                put32(p, sizeof(rec) + 4);
+        } else
+                put32(p, delta << 5 | sizeof(rec) / 4);
+        memcpy(p->bytes + 16 + p->len, rec, sizeof(rec));
+        p->len += sizeof(rec);
+}
+
+static void finish(Page *p, uint64_t timestamp, uint64_t flags) {
+        uint64_t commit = p->len | flags;
+
+        memcpy(p->bytes, &timestamp, 8);
+        memcpy(p->bytes + 8, &commit, 8);
+}
+
+static RaTraceEvent seen[16];
+static size_t n_seen;
+
+static void record(void *userdata, const RaTraceEvent *e) {
+        (void) userdata;
+        if (n_seen < ELEMENTSOF(seen))
+                seen[n_seen++] = *e;
+}
+
+static int parse(const Page *p, size_t size) {
+        RaTraceFormat f;
+
+        ck_assert_int_eq(ra_trace_format_parse(header_page, event_format, &f), 0);
+        n_seen = 0;
+        return ra_trace_page_parse(&f, p->bytes, size, record, NULL);
+}
+
+START_TEST(test_page) {
+        Page p = {};
+
+        put_record(&p, 10, 2104, 7u << 20 | 1900, 807680, 256, "RA", false);
+        /* A record our filter discarded: padding, its length (counting that word) in the next word. */
+        put32(&p, 5u << 5 | 29);
+        put32(&p, 68);
+        p.len += 64;
+        /* A time extend: 1 << 27 ns more. */
+        put32(&p, 0u << 5 | 30);
+        put32(&p, 1);
+        put_record(&p, 3, 2104, 259u << 20, 8, 8, "R", true);
+        put_record(&p, 1, 2104, 8u << 20, 8, 8, "WS", false);
+        put_record(&p, 1, 999, 8u << 20, 8, 8, "R", false); /* another event */
+        finish(&p, 1000, UINT64_C(1) << 31 /* events were lost before this page */);
+
+        ck_assert_int_eq(parse(&p, sizeof(p.bytes)), 3);
+        ck_assert_uint_eq(seen[0].major, 7);
+        ck_assert_uint_eq(seen[0].minor, 1900);
+        ck_assert(seen[0].read);
+        ck_assert(seen[0].readahead);
+        ck_assert_uint_eq(seen[0].sector, 807680);
+        ck_assert_uint_eq(seen[0].nr_sectors, 256);
+        ck_assert_uint_eq(seen[0].time_ns, 1010);
+
+        ck_assert_uint_eq(seen[1].major, 259);
+        ck_assert(seen[1].read);
+        ck_assert(!seen[1].readahead);
+        ck_assert_uint_eq(seen[1].time_ns, 1010 + 5 + (UINT64_C(1) << 27) + 3);
+
+        ck_assert_uint_eq(seen[2].major, 8);
+        ck_assert(!seen[2].read);
+}
+END_TEST
+
+/* Padding without a time delta ends a page; what a cut page holds before the cut is kept. */
+START_TEST(test_page_bad) {
+        Page p = {};
+
+        put_record(&p, 1, 2104, 7u << 20, 0, 8, "R", false);
+        put32(&p, 29);
+        put32(&p, 4000);
+        finish(&p, 0, 0);
+        ck_assert_int_eq(parse(&p, sizeof(p.bytes)), 1);
+
+        /* A record running past the commit. */
+        p = (Page){};
+        put_record(&p, 1, 2104, 7u << 20, 0, 8, "R", false);
+        put_record(&p, 1, 2104, 7u << 20, 8, 8, "R", false);
+        finish(&p, 0, 0);
+        memcpy(p.bytes + 8, &(uint64_t){ 68 + 4 + 30 }, 8);
+        ck_assert_int_eq(parse(&p, sizeof(p.bytes)), -EINVAL);
+        ck_assert_uint_eq(n_seen, 1);
+
+        /* A commit beyond the page, and a page shorter than its header. */
+        p = (Page){};
+        finish(&p, 0, 0);
+        memcpy(p.bytes + 8, &(uint64_t){ 5000 }, 8);
+        ck_assert_int_eq(parse(&p, sizeof(p.bytes)), -EINVAL);
+        ck_assert_int_eq(parse(&p, 10), -EINVAL);
+
+        /* A long-form record whose length does not count itself. */
+        p = (Page){};
+        put32(&p, 1u << 5);
+        put32(&p, 2);
+        finish(&p, 0, 0);
+        ck_assert_int_eq(parse(&p, sizeof(p.bytes)), -EINVAL);
+
+        /* Zero sectors is no request. */
+        p = (Page){};
+        put_record(&p, 1, 2104, 7u << 20, 0, 0, "R", false);
+        finish(&p, 0, 0);
+        ck_assert_int_eq(parse(&p, sizeof(p.bytes)), 0);
 }
 END_TEST
 
@@ -101,6 +230,27 @@ START_TEST(test_interleaved) {
 }
 END_TEST
 
+/* A stream issued a little out of order is still one stream. */
+START_TEST(test_reordered) {
+        RaTraceAccount a = {};
+        RaTraceSummary s;
+
+        /* 240-sector requests of a 2048 KiB window, each pair swapped. */
+        for (uint64_t i = 0; i < 20; i += 2) {
+                add(&a, 1000 + (i + 1) * 240, 240, 2048);
+                add(&a, 1000 + i * 240, 240, 2048);
+        }
+        ra_trace_account_take(&a, &s);
+        ck_assert_uint_eq(s.requests, 20);
+        ck_assert_uint_eq(s.jumps, 1);
+
+        /* Far from it, a read is a jump. */
+        add(&a, 1000 + 20 * 240 + 4096 * 2 + 1, 8, 2048);
+        ra_trace_account_take(&a, &s);
+        ck_assert_uint_eq(s.jumps, 1);
+}
+END_TEST
+
 /* Random reads jump at every request. */
 START_TEST(test_random) {
         RaTraceAccount a = {};
@@ -139,10 +289,13 @@ int main(void) {
         Suite *s = suite_create("trace");
         TCase *tc = tcase_create("parse");
 
-        tcase_add_test(tc, test_parse);
-        tcase_add_test(tc, test_parse_bad);
+        tcase_add_test(tc, test_format);
+        tcase_add_test(tc, test_format_bad);
+        tcase_add_test(tc, test_page);
+        tcase_add_test(tc, test_page_bad);
         tcase_add_test(tc, test_streams);
         tcase_add_test(tc, test_interleaved);
+        tcase_add_test(tc, test_reordered);
         tcase_add_test(tc, test_random);
         tcase_add_test(tc, test_window_attribution);
         suite_add_tcase(s, tc);
