@@ -12,6 +12,23 @@ class DaemonFailed(RuntimeError):
     pass
 
 
+def unit_environment():
+    """The Environment= settings of systemd/radaemon.service.in.
+
+    The bench runs the daemon as systemd would, so that what it measures
+    (memory above all) is what a user of the unit gets.
+    """
+    unit = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "systemd",
+                        "radaemon.service.in")
+    env = {}
+    with open(unit) as f:
+        for line in f:
+            if line.startswith("Environment="):
+                key, _, value = line.strip()[len("Environment="):].partition("=")
+                env[key] = value
+    return env
+
+
 class Daemon:
     """One radaemon process: its own config, state directory and log.
 
@@ -31,7 +48,7 @@ class Daemon:
         self.config = os.path.join(self.dir, "radaemon.conf")
         self.log = os.path.join(self.dir, "daemon.log")
         self.interval_ms = interval_ms
-        self.env = env or {}
+        self.env = dict(unit_environment(), **(env or {}))
         # Each log line starts with <level>, as under systemd: the daemon does
         # so when stderr is the stream JOURNAL_STREAM names, unless --foreground.
         self.log_levels = log_levels
