@@ -286,7 +286,8 @@ int ra_tracer_drain(RaTracer *t, RaTraceHandler fn, void *userdata) {
         t->n_events = 0;
         for (size_t i = 0; i < t->n_cpus && r >= 0; i++)
                 r = drain_cpu(t, t->cpus[i], page);
-        qsort(t->events, t->n_events, sizeof(*t->events), by_time);
+        if (t->n_events > 1)
+                qsort(t->events, t->n_events, sizeof(*t->events), by_time);
         for (size_t i = 0; i < t->n_events; i++)
                 fn(userdata, &t->events[i]);
 

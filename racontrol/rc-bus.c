@@ -230,7 +230,8 @@ int rc_get_devices(RcContext *c, RcDevice **ret, size_t *ret_n) {
                 return RC_EXIT_FAILURE;
         }
 
-        qsort(devices, n, sizeof(RcDevice), compare_devices);
+        if (n > 1)
+                qsort(devices, n, sizeof(RcDevice), compare_devices);
         *ret = devices;
         *ret_n = n;
         return 0;
