@@ -22,8 +22,11 @@ CONF
 
 # pinner: pins random values to random devices; logs each call before it is
 # made ("sent") and after it is acknowledged ("acked").
+# Stopped with SIGTERM, it ends after the call it is making, so that no call
+# of a killed pinner lands on the next daemon.
 pinner() {
 	local dev kb
+	trap 'exit 0' TERM
 	while :; do
 		dev=${devices[RANDOM % ${#devices[@]}]}
 		kb=$(((RANDOM % 2048 + 2) * 4))

@@ -14,6 +14,8 @@ RADAEMON=$RA_BUILDDIR/daemon/radaemon
 # Under make check-valgrind the daemon and racontrol run under valgrind.
 VALGRIND_RUN=$RA_SRCDIR/tests/valgrind-run
 RA_TIMEOUT=${RA_TIMEOUT:-10}
+# A whole test that runs longer than this has hung: it fails, and cleans up.
+RA_TEST_LIMIT=${RA_TEST_LIMIT:-300}
 
 T=
 LOOP= # set by ra_new_loop and ra_new_free_loop for the caller
@@ -89,7 +91,26 @@ ra_setup() {
 	# One integration test at a time: they share udevd and the loop range.
 	exec 9>/run/radaemon-tests.lock
 	flock 9
+	ra_watchdog
 	ra_start_udevd
+}
+
+# ra_watchdog: a test that hangs fails after RA_TEST_LIMIT seconds instead of
+# holding up the suite. The watchdog kills what the test waits on, so that the
+# shell gets to run its USR1 trap: ra_fail, then ra_cleanup as on any failure.
+ra_watchdog() {
+	local main=$$ limit=$((RA_TEST_LIMIT * RA_SLOWDOWN))
+	trap 'ra_fail "still running after ${RA_TEST_LIMIT}s: it hangs"' USR1
+	(
+		exec 9>&- # the lock is the test's, not the watchdog's
+		for ((i = 0; i < limit; i++)); do
+			sleep 1
+			kill -0 "$main" 2>/dev/null || exit 0
+		done
+		kill -USR1 "$main" 2>/dev/null || exit 0
+		sleep 1
+		pkill -TERM -P "$main" 2>/dev/null || true
+	) &
 }
 
 ra_udevd_runs() { udevadm control --ping -t 1 >/dev/null 2>&1; }
