@@ -567,7 +567,8 @@ NOTES = [
     "One radaemon from the build tree, started before round 1 with an allow-list of exactly "
     "the loop devices the run uses (devices = loop5000 ... in its config), its own state_dir, "
     "everything else at its defaults; it runs through all rounds. Its stderr is a file named "
-    "in JOURNAL_STREAM, as under systemd, so each line carries its syslog level.",
+    "in JOURNAL_STREAM, as under systemd, so each line carries its syslog level, and its "
+    "environment has the unit's Environment= (GLIBC_TUNABLES=glibc.malloc.tcache_count=0).",
     "A round: for each device in turn LOOP_CTL_ADD on /dev/loop-control (udev \"add\", size 0), "
     "then losetup over the same 505 KiB sparse file (all devices share one backing file, so "
     "one identity in the daemon's state); these run back to back in a thread, a burst as "
@@ -579,7 +580,8 @@ NOTES = [
     "came are polled every millisecond until read_ahead_kb reads 4.",
     "Settled after the removals: every device is gone from /sys/block, `udevadm settle` "
     "returned (udevd has sent every event), and no byte waits on any of the daemon's netlink "
-    "sockets (/proc/PID/net/netlink); then a further second.",
+    "sockets (/proc/PID/net/netlink); then --settle seconds more (3 by default), past the "
+    "malloc_trim the daemon makes 1 s after its last udev work.",
     "fds: entries in /proc/PID/fd; VmRSS and RssAnon from /proc/PID/status; daemon CPU: the "
     "sum of its threads' schedstat run time during the round.",
     "Coldplug reuses overhead.py's measurement, with new devices after the rounds and a "
@@ -603,7 +605,9 @@ def main():
                         help="0: no coldplug")
     parser.add_argument("--miss-after", type=float, default=10.0,
                         help="seconds after its event a device counts as missed")
-    parser.add_argument("--settle", type=float, default=1.0,
+    # The daemon gives freed heap back 1 s after its last udev work
+    # (TRIM_AFTER_USEC in daemon/ra-udev.c): read VmRSS after that, not in a race with it.
+    parser.add_argument("--settle", type=float, default=3.0,
                         help="seconds after the last removal is logged, before fds and VmRSS")
     parser.add_argument("--baseline-settle", type=float, default=2.0,
                         help="seconds after READY=1 before the baseline")
