@@ -42,10 +42,10 @@ TINY_PRIOR_KB = 4      # radaemon's prior for a 505 KiB device
 LOOP_ATTACH_KB = 2560  # what the loop driver sets at attach
 
 PRESETS = {
-    "quick": {"hotplug_count": 5, "rss_devices": [10], "cpu_devices": [1, 10], "cpu_window": 3,
+    "quick": {"hotplug_count": 5, "rss_devices": [10], "cpu_devices": [1, 10], "cpu_window": 2,
               "cpu_rates": [10],
               "status_devices": [1, 10], "status_calls": 5, "coldplug_devices": [1, 50],
-              "coldplug_repeat": 2},
+              "coldplug_repeat": 1},
     "full": {"hotplug_count": 50, "rss_devices": [10, 500], "cpu_devices": [1, 100],
              "cpu_window": 10, "cpu_rates": [10, 100], "status_devices": [1, 100, 200, 500], "status_calls": 20,
              "coldplug_devices": [1, 10, 100, 500], "coldplug_repeat": 3},

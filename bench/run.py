@@ -41,7 +41,7 @@ PRESETS = {
              "sweep": None},
     # A few cells that show each effect once: the probe, a bandwidth-bound
     # stream, and random mmap reads where a large window hurts.
-    "quick": {"runtime": 1, "train": 4, "train_runs": 4, "repeat": 2,
+    "quick": {"runtime": 1, "train": 3, "train_runs": 3, "repeat": 2,
               "cells": [("tiny-stick", "probe"), ("ssd-ctrl", "seq"), ("hdd", "mmap-rand")],
               "sweep": {"tiny-stick": [4, 16], None: [16, 128, 512, 2048]}},
 }
