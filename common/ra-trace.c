@@ -52,12 +52,15 @@ static bool parse_field_line(const char *line, char name[static 64], RaTraceFiel
 /* Calls found() for every field line of a format file. */
 static void scan_fields(const char *text, void (*found)(void *userdata, const char *name, RaTraceField f),
                         void *userdata) {
-        for (const char *line = text; line && *line;
-             line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        const char *nl;
+
+        for (const char *line = text; *line; line = *nl ? nl + 1 : nl) {
                 char buf[256], name[64];
-                const char *nl = strchr(line, '\n');
-                size_t len = nl ? (size_t) (nl - line) : strlen(line);
+                size_t len;
                 RaTraceField f;
+
+                nl = strchrnul(line, '\n');
+                len = (size_t) (nl - line);
 
                 if (len >= sizeof(buf))
                         continue;
@@ -68,48 +71,42 @@ static void scan_fields(const char *text, void (*found)(void *userdata, const ch
         }
 }
 
-typedef struct Found {
-        RaTraceFormat *format;
+/* The page header's fields this reads. */
+typedef struct HeaderFields {
         RaTraceField commit, data;
-        bool have[6];
-} Found;
+} HeaderFields;
 
 static void found_header(void *userdata, const char *name, RaTraceField f) {
-        Found *x = userdata;
+        HeaderFields *h = userdata;
 
-        if (strcmp(name, "commit") == 0) {
-                x->commit = f;
-                x->have[0] = true;
-        } else if (strcmp(name, "data") == 0) {
-                x->data = f;
-                x->have[1] = true;
-        }
+        if (strcmp(name, "commit") == 0)
+                h->commit = f;
+        else if (strcmp(name, "data") == 0)
+                h->data = f;
 }
 
 static void found_event(void *userdata, const char *name, RaTraceField f) {
-        static const char *const names[] = { "dev", "sector", "nr_sector", "rwbs" };
-        Found *x = userdata;
-        RaTraceField *slots[] = { &x->format->dev, &x->format->sector, &x->format->nr_sector,
-                                  &x->format->rwbs };
+        RaTraceFormat *format = userdata;
 
-        for (size_t i = 0; i < 4; i++)
-                if (strcmp(name, names[i]) == 0) {
-                        *slots[i] = f;
-                        x->have[2 + i] = true;
-                }
+        if (strcmp(name, "dev") == 0)
+                format->dev = f;
+        else if (strcmp(name, "sector") == 0)
+                format->sector = f;
+        else if (strcmp(name, "nr_sector") == 0)
+                format->nr_sector = f;
+        else if (strcmp(name, "rwbs") == 0)
+                format->rwbs = f;
 }
 
 int ra_trace_format_parse(const char *header_page, const char *event_format, RaTraceFormat *ret) {
         RaTraceFormat f = {};
-        Found x = { .format = &f };
+        HeaderFields h = {};
         const char *id;
         unsigned n;
 
-        scan_fields(header_page, found_header, &x);
-        scan_fields(event_format, found_event, &x);
-        for (size_t i = 0; i < 6; i++)
-                if (!x.have[i])
-                        return -EINVAL;
+        /* A field not found keeps size 0, which the checks below refuse. */
+        scan_fields(header_page, found_header, &h);
+        scan_fields(event_format, found_event, &f);
 
         /* "ID: N" on a line of its own, the second as the kernel writes it. */
         id = strncmp(event_format, "ID: ", 4) == 0 ? event_format : strstr(event_format, "\nID: ");
@@ -119,14 +116,14 @@ int ra_trace_format_parse(const char *header_page, const char *event_format, RaT
                 return -EINVAL;
 
         /* What the page reader can read: a 4- or 8-byte commit before the data, native integers. */
-        if ((x.commit.size != 4 && x.commit.size != 8) || x.commit.offset != 8 ||
-            x.data.offset < x.commit.offset + x.commit.size || f.dev.size != 4 || f.sector.size != 8 ||
+        if ((h.commit.size != 4 && h.commit.size != 8) || h.commit.offset != 8 ||
+            h.data.offset < h.commit.offset + h.commit.size || f.dev.size != 4 || f.sector.size != 8 ||
             f.nr_sector.size != 4 || f.rwbs.size == 0)
                 return -EINVAL;
 
         f.id = (uint16_t) n;
-        f.commit_size = x.commit.size;
-        f.data_offset = x.data.offset;
+        f.commit_size = h.commit.size;
+        f.data_offset = h.data.offset;
         *ret = f;
         return 0;
 }
