@@ -44,6 +44,14 @@ static int write_attr(const RaTracer *t, const char *attr, const char *value) {
         return ra_write_file_at(dfd, attr, value);
 }
 
+static int read_attr(const RaTracer *t, const char *attr, char *buf, size_t size) {
+        _cleanup_close_ int dfd = open(t->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        if (dfd < 0)
+                return negative_errno();
+        return ra_read_file_at(dfd, attr, buf, size);
+}
+
 RaTracer *ra_tracer_close(RaTracer *t) {
         if (!t)
                 return NULL;
@@ -107,12 +115,11 @@ static int read_format(const char *root, RaTraceFormat *ret) {
 
 /* A read of trace_pipe_raw returns one sub-buffer: a page, unless the kernel says otherwise. */
 static size_t read_page_size(const RaTracer *t) {
-        _cleanup_close_ int dfd = open(t->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         char buf[32];
         unsigned kb;
 
-        if (dfd >= 0 && ra_read_file_at(dfd, "buffer_subbuf_size_kb", buf, sizeof(buf)) >= 0 &&
-            sscanf(buf, "%u", &kb) == 1 && kb > 0 && kb <= 1024)
+        if (read_attr(t, "buffer_subbuf_size_kb", buf, sizeof(buf)) >= 0 && sscanf(buf, "%u", &kb) == 1 &&
+            kb > 0 && kb <= 1024)
                 return (size_t) kb * 1024;
         return (size_t) sysconf(_SC_PAGESIZE);
 }
