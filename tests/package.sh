@@ -22,20 +22,9 @@ fi
 ra_setup
 
 # --- build -------------------------------------------------------------------
-src=$T/src/radaemon
-mkdir -p "$src"
-if git -C "$RA_SRCDIR" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	# The tracked files and new ones, as they are in the working tree.
-	git -C "$RA_SRCDIR" ls-files -z --cached --others --exclude-standard |
-		(cd "$RA_SRCDIR" && tar --null -T - -cf -) | tar -C "$src" -xf -
-else
-	tar -C "$RA_SRCDIR" --exclude=./build --exclude=./.git -cf - . | tar -C "$src" -xf -
-fi
-(cd "$src" && DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -us -uc -b) >"$T/build.log" 2>&1 ||
-	ra_fail "dpkg-buildpackage failed: $(tail -n 30 "$T/build.log")"
-deb=$(echo "$T"/src/radaemon_*_"$(dpkg --print-architecture)".deb)
-[[ -f $deb ]] || ra_fail "dpkg-buildpackage made no package: $(ls "$T/src")"
-grep -q '^PASS: tests/test-policy' "$T/build.log" || ra_fail "the package build did not run the unit tests"
+ra_build_package "$T/src"
+deb=$RA_DEB
+grep -q '^PASS: tests/test-policy' "$T/src/build.log" || ra_fail "the package build did not run the unit tests"
 ra_ok "built $(basename "$deb") from a copy of the source tree"
 
 # What the package holds, as dpkg-deb sees it: files and links, no directories.
