@@ -332,6 +332,8 @@ static const sd_bus_vtable device_vtable[] = {
         DISK_PROPERTY("ReadBytesPerSec", "t", NULL, read_bytes_per_sec, CHANGES),
         DISK_PROPERTY("AvgReadRequestBytes", "t", NULL, avg_read_request_bytes, CHANGES),
         DISK_PROPERTY("Workload", "s", NULL, workload, CHANGES),
+        DISK_PROPERTY("LearnedKB", "u", NULL, model.learned_kb, CHANGES),
+        DISK_PROPERTY("Decisions", "t", NULL, decisions, CHANGES),
         SD_BUS_METHOD_WITH_ARGS("SetReadAhead", SD_BUS_ARGS("u", kb, "b", persist), SD_BUS_NO_RESULT,
                                 method_device_set_read_ahead, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("ClearPin", NULL, NULL, method_device_clear_pin, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -488,7 +490,7 @@ void ra_bus_disk_removed(Manager *m, const RaDisk *d) {
 
 void ra_bus_disk_changed(Manager *m, const RaDisk *d, const RaDiskSnapshot *b) {
         const RaDecision *now = &d->decision;
-        char *names[16];
+        char *names[18];
         size_t n = 0;
 
         if (!m->bus)
@@ -514,6 +516,8 @@ void ra_bus_disk_changed(Manager *m, const RaDisk *d, const RaDiskSnapshot *b) {
         CHANGED(!ra_streq(b->workload, d->workload), "Workload");
         CHANGED(b->read_bytes_per_sec != d->read_bytes_per_sec, "ReadBytesPerSec");
         CHANGED(b->avg_read_request_bytes != d->avg_read_request_bytes, "AvgReadRequestBytes");
+        CHANGED(b->learned_kb != d->model.learned_kb, "LearnedKB");
+        CHANGED(b->decisions != d->decisions, "Decisions");
 #undef CHANGED
 
         if (n == 0)

@@ -25,6 +25,9 @@ ${dir[bindir]}/racontrol
 ${dir[udevdir]}/radaemon-udev
 ${dir[udevdir]}/rules.d/60-radaemon.rules
 ${dir[systemdsystemunitdir]}/radaemon.service
+${dir[systemdsystemunitdir]}/radaemon-metrics.service
+${dir[systemdsystemunitdir]}/radaemon-metrics.timer
+${dir[catalogdir]}/radaemon.catalog
 ${dir[dbuspolicydir]}/org.radaemon.ReadAhead1.conf
 ${dir[dbussystemservicedir]}/org.radaemon.ReadAhead1.service
 ${dir[dbusinterfacesdir]}/org.radaemon.ReadAhead1.xml
@@ -35,6 +38,7 @@ ${dir[mandir]}/man5/radaemon.conf.5
 ${dir[mandir]}/man5/org.radaemon.ReadAhead1.5
 ${dir[mandir]}/man8/radaemon.8
 ${dir[mandir]}/man8/radaemon-udev.8
+${dir[mandir]}/man8/radaemon-metrics.service.8
 ${dir[bashcompletiondir]}/racontrol
 EOF
 sed 's|//*|/|g' "$T/expected" | sort >"$T/expected.sorted"

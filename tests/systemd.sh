@@ -176,6 +176,30 @@ ra_ok "no capability, no new privileges, a seccomp filter, the watchdog armed, b
 ra_wait_kb "$loop" 4
 ra_ok "$loop (505 KiB, made on the host) went from $original to 4 KiB"
 
+# --- the journal: fields, MESSAGE_ID and the catalog ---------------------------
+decision_id=d1830d4dbd63498dbf42a1d29f13f6ec
+pin_id=3b6de856f8784cc7a14423ad779da934
+restore_id=0d72be0517fd4b4e89c91d89a8cad4e3
+external_id=b63aea1a5f6d465d95999d80e50aaff2
+# journal_has ID KB SOURCE: journalctl finds, by the disk's field, a message
+# of that kind with those fields.
+journal_has() {
+	ct journalctl --no-pager -u radaemon "RADAEMON_DEVICE=$loop" "MESSAGE_ID=$1" \
+		-o export >"$T/journal.txt" 2>&1 || true
+	grep -qx "RADAEMON_KB=$2" "$T/journal.txt" && grep -qx "RADAEMON_SOURCE=$3" "$T/journal.txt"
+}
+ra_wait_for "journal_has $decision_id 4 prior" ||
+	ra_fail "journalctl -u radaemon RADAEMON_DEVICE=$loop finds no decision with KB 4, SOURCE prior: $(ct journalctl --no-pager -u radaemon -o verbose)"
+grep -q "^MESSAGE=$loop: read_ahead_kb $original -> 4 KiB (prior, on coldplug)" "$T/journal.txt" ||
+	ra_fail "the decision's message: $(grep ^MESSAGE= "$T/journal.txt")"
+ct journalctl --no-pager -x -u radaemon "RADAEMON_DEVICE=$loop" >"$T/journal-x.txt" 2>&1
+grep -q "Subject: radaemon set the readahead of $loop to 4 KiB" "$T/journal-x.txt" ||
+	ra_fail "journalctl -x shows no catalog entry: $(cat "$T/journal-x.txt")"
+# Other lines stay lines on the stream, with their priority.
+ct journalctl --no-pager -u radaemon -p info -o export | grep -q '^MESSAGE=Managing 1 disk\.' ||
+	ra_fail "no 'Managing 1 disk.' in the journal"
+ra_ok "journalctl -u radaemon RADAEMON_DEVICE=$loop: the decision (MESSAGE_ID, KB 4, SOURCE prior), explained by journalctl -x"
+
 # --- racontrol over the real system bus -------------------------------------------
 ct racontrol status >"$T/status.txt" 2>&1 || ra_fail "racontrol status: $(cat "$T/status.txt")"
 grep -qE "^$loop .* 4 +4 +prior " "$T/status.txt" || ra_fail "racontrol status: $(cat "$T/status.txt")"
@@ -206,6 +230,7 @@ ra_wait_for "as_user racontrol set --runtime $loop 16 >'$T/set.txt' 2>&1" ||
 ra_wait_kb "$loop" 16
 as_user racontrol auto "$loop" >"$T/auto.txt" 2>&1 || ra_fail "racontrol auto as user $user_uid: $(cat "$T/auto.txt")"
 ra_wait_kb "$loop" 4
+journal_has $pin_id 16 pinned || ra_fail "no pin message for $loop in the journal: $(cat "$T/journal.txt")"
 ct rm /etc/polkit-1/rules.d/50-radaemon-test.rules
 ra_ok "with a polkit rule for them, user $user_uid pins $loop to 16 KiB and hands it back"
 
@@ -216,10 +241,45 @@ ra_wait_kb "$loop" 64
 [[ $(ct systemctl show radaemon -p MainPID --value) == "$pid" ]] || ra_fail "systemctl reload restarted radaemon"
 ra_ok "systemctl reload: the new configuration pins $loop to 64 KiB, same process"
 
+# --- a change behind its back -------------------------------------------------
+echo 128 >"/sys/block/$loop/queue/read_ahead_kb"
+ra_wait_for "journal_has $external_id 128 external" ||
+	ra_fail "no external change of $loop in the journal: $(ct journalctl --no-pager -u radaemon -o cat | tail)"
+ra_ok "the host's write of 128 KiB to $loop is in the journal as an external change"
+
+# --- metrics -------------------------------------------------------------------------
+ct racontrol metrics >"$T/metrics.txt" 2>&1 || ra_fail "racontrol metrics: $(cat "$T/metrics.txt")"
+promtool check metrics <"$T/metrics.txt" >"$T/promtool.txt" 2>&1 || ra_fail "promtool check metrics: $(cat "$T/promtool.txt")"
+[[ ! -s $T/promtool.txt ]] || ra_fail "promtool check metrics: $(cat "$T/promtool.txt")"
+grep -qE "^radaemon_device_decisions_total\{device=\"$loop\"\} [1-9]" "$T/metrics.txt" ||
+	ra_fail "racontrol metrics counts no decision for $loop: $(cat "$T/metrics.txt")"
+ra_ok "racontrol metrics: promtool check metrics is clean ($(grep -vc '^#' "$T/metrics.txt") samples)"
+
+[[ $(ct systemctl is-enabled radaemon-metrics.timer) == enabled ]] || ra_fail "the package did not enable radaemon-metrics.timer"
+ct systemctl start radaemon-metrics.timer
+ra_wait_for "[[ -s $T/textfile/radaemon.prom ]]" ||
+	ra_fail "radaemon-metrics.timer wrote nothing: $(ct systemctl status --no-pager radaemon-metrics.service)"
+left=$(find "$T/textfile" -mindepth 1 ! -name radaemon.prom)
+[[ -z $left ]] || ra_fail "radaemon-metrics.service left other files: $left"
+# node_exporter as Debian packages it, reading the directory the timer writes.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+prometheus-node-exporter --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \
+	--collector.textfile --collector.textfile.directory="$T/textfile" >"$T/node-exporter.log" 2>&1 &
+RA_PIDS+=($!)
+ra_wait_for "curl -sf http://127.0.0.1:$port/metrics >'$T/scraped.txt'" ||
+	ra_fail "node_exporter did not answer: $(cat "$T/node-exporter.log")"
+grep -qE "^radaemon_device_read_ahead_bytes\{device=\"$loop\",source=\"external\",workload=\"[a-z]+\"\} 131072$" "$T/scraped.txt" ||
+	ra_fail "node_exporter serves no read_ahead_kb of $loop: $(grep -E '^radaemon|textfile' "$T/scraped.txt")"
+grep -qx 'node_textfile_scrape_error 0' "$T/scraped.txt" || ra_fail "node_exporter: $(grep textfile "$T/scraped.txt")"
+kill "${RA_PIDS[-1]}"
+wait "${RA_PIDS[-1]}" 2>/dev/null || true
+ra_ok "radaemon-metrics.timer wrote radaemon.prom; node_exporter serves $(grep -c '^radaemon_' "$T/scraped.txt") radaemon samples"
+
 # --- stop restores ----------------------------------------------------------------------
 ct systemctl stop radaemon
 ra_wait_kb "$loop" "$original"
 ct journalctl -u radaemon --no-pager -o cat | grep -q 'restore_on_exit' || ra_fail "no restore_on_exit line in the journal"
+journal_has $restore_id "$original" original || ra_fail "no restore message for $loop in the journal: $(cat "$T/journal.txt")"
 ra_ok "systemctl stop: restore_on_exit put $loop back to $original KiB"
 
 # --- D-Bus activation ---------------------------------------------------------------------
