@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <systemd/sd-journal.h>
 
 #include "ra-log.h"
@@ -14,6 +15,8 @@
 static int max_level = LOG_INFO;
 /* stderr is the journal: systemd started radaemon. */
 static bool prefix_levels;
+/* And journald's native socket is there for sd_journal_send(). */
+static bool journal_native;
 
 /* Fixed for good: journalctl MESSAGE_ID=... and radaemon.catalog depend on them. */
 static const char *const message_ids[_RA_LOG_KIND_MAX] = {
@@ -38,6 +41,12 @@ static bool stderr_is_journal(void) {
 
 void ra_log_open(bool force_plain) {
         prefix_levels = !force_plain && stderr_is_journal();
+        /*
+         * sd_journal_send() drops a message silently when journald's socket
+         * is missing; a stream without it (JOURNAL_STREAM inherited, a test)
+         * keeps every line on stderr instead.
+         */
+        journal_native = prefix_levels && access("/run/systemd/journal/socket", W_OK) == 0;
 }
 
 void ra_log_set_max_level(int level) {
@@ -85,7 +94,7 @@ int ra_log_disk_internal(int level, RaLogKind kind, const char *device, uint32_t
         (void) vsnprintf(msg, sizeof(msg), format, ap);
         va_end(ap);
 
-        if (prefix_levels && ra_log_kind_message_id(kind))
+        if (journal_native && ra_log_kind_message_id(kind))
                 r = sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%i", level, "MESSAGE_ID=%s",
                                     ra_log_kind_message_id(kind), "RADAEMON_DEVICE=%s", device,
                                     "RADAEMON_KB=%" PRIu32, kb, "RADAEMON_SOURCE=%s", source ?: "",

@@ -50,7 +50,8 @@ at() { echo "$root${dir[$1]}/$2"; }
 for f in "$(at sbindir radaemon)" "$(at bindir racontrol)" "$(at udevdir radaemon-udev)"; do
 	[[ -x $f ]] || ra_fail "$f is not executable"
 done
-if grep -rlI '@[a-zA-Z_]*@' "$root"; then
+# The journal catalog's @FIELD@ are the journal's own, filled in by journalctl.
+if grep -rlI --exclude=radaemon.catalog '@[a-zA-Z_]*@' "$root"; then
 	ra_fail "unexpanded @placeholders@ in the files above"
 fi
 unit=$(at systemdsystemunitdir radaemon.service)
