@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <systemd/sd-journal.h>
+#include <unistd.h>
 
 #include "ra-log.h"
 

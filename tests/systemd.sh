@@ -44,6 +44,7 @@ if [[ ! -f $image/.radaemon-test-image ]]; then
 	masked="systemd-udevd.service systemd-udevd-control.socket systemd-udevd-kernel.socket
 		systemd-udev-trigger.service systemd-udev-settle.service systemd-sysctl.service
 		systemd-binfmt.service systemd-modules-load.service"
+	# libinih1 is the package's one dependency beyond these: dpkg -i installs none.
 	# shellcheck disable=SC2016 # $1 is mmdebstrap's: the root being built
 	if ! mmdebstrap --variant=apt --include=systemd,systemd-sysv,dbus,udev,polkitd,libinih1 \
 		--customize-hook='chroot "$1" systemctl mask '"${masked//[$'\n\t']/ }" \
