@@ -138,6 +138,8 @@ int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret) {
                 .read_bytes_per_sec = d->read_bytes_per_sec,
                 .avg_read_request_bytes = d->avg_read_request_bytes,
                 .workload = d->workload,
+                .decisions = d->decisions,
+                .learned_kb = d->model.learned_kb,
         };
 
         if (dup_or_null(d->devnode, &ret->node) < 0 || dup_or_null(d->identity, &ret->identity) < 0 ||

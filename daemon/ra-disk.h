@@ -37,6 +37,7 @@ typedef struct RaDisk {
         uint64_t read_bytes_per_sec;
         uint64_t avg_read_request_bytes;
         const char *workload; /* "idle", "sequential", "random", "mixed" */
+        uint64_t decisions;   /* values written since radaemon started, for racontrol metrics */
 
         /* Someone else's writes, and our failed ones: each logged once. */
         bool external;           /* read_ahead_kb was changed behind our back, and we yield */
@@ -79,6 +80,8 @@ typedef struct RaDiskSnapshot {
         uint64_t read_bytes_per_sec;
         uint64_t avg_read_request_bytes;
         const char *workload;
+        uint64_t decisions;
+        uint32_t learned_kb;
 } RaDiskSnapshot;
 
 int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret);

@@ -279,7 +279,9 @@ static void write_decision(Manager *m, RaDisk *d, const char *event) {
         if (d->write_error != 0)
                 log_info("%s: read_ahead_kb can be written again.", d->name);
         d->write_error = 0;
-        log_info("%s: read_ahead_kb %" PRIu32 " -> %" PRIu32 " KiB (%s, on %s): %s", d->name, before, now,
+        d->decisions++;
+        log_disk(LOG_INFO, RA_LOG_DECISION, d->name, now, ra_source_to_string(want->source),
+                 "%s: read_ahead_kb %" PRIu32 " -> %" PRIu32 " KiB (%s, on %s): %s", d->name, before, now,
                  ra_source_to_string(want->source), event, want->reason);
 }
 
@@ -476,7 +478,8 @@ int ra_manager_set_pin(Manager *m, RaDisk *d, uint32_t kb, bool persist, uid_t u
                 e->runtime_pin_kb = kb;
 
         if (e->pin_kb != saved.pin_kb || e->runtime_pin_kb != saved.runtime_pin_kb) {
-                log_info("%s: pinned to %" PRIu32 " KiB by uid %u over D-Bus, %s %s.", d->name, kb,
+                log_disk(LOG_INFO, RA_LOG_PIN, d->name, kb, "pinned",
+                         "%s: pinned to %" PRIu32 " KiB by uid %u over D-Bus, %s %s.", d->name, kb,
                          (unsigned) uid, persist ? "stored for" : "until radaemon stops, for", d->identity);
                 retune_identity(m, e->identity, "pin");
         }
@@ -501,7 +504,8 @@ int ra_manager_clear_pin(Manager *m, RaDisk *d, uid_t uid) {
         }
 
         if (e->pin_kb != saved.pin_kb || e->runtime_pin_kb != saved.runtime_pin_kb) {
-                log_info("%s: pin cleared by uid %u over D-Bus; radaemon decides again.", d->name,
+                log_disk(LOG_INFO, RA_LOG_PIN, d->name, 0, "",
+                         "%s: pin cleared by uid %u over D-Bus; radaemon decides again.", d->name,
                          (unsigned) uid);
                 retune_identity(m, e->identity, "unpin");
         }
@@ -551,7 +555,8 @@ void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb) {
 
         if (m->config->external == RA_EXTERNAL_REASSERT && d->reasserts < REASSERT_MAX) {
                 d->reasserts++;
-                log_info("%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
+                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "external",
+                         "%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
                          " KiB behind radaemon's back; "
                          "writing %" PRIu32 " KiB again (external_changes = reassert).",
                          d->name, was, kb, d->decision.kb);
@@ -560,11 +565,13 @@ void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb) {
         }
 
         if (m->config->external == RA_EXTERNAL_REASSERT)
-                log_info("%s: read_ahead_kb was changed behind radaemon's back %u times within a minute; "
+                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "external",
+                         "%s: read_ahead_kb was changed behind radaemon's back %u times within a minute; "
                          "leaving it at %" PRIu32 " KiB.",
                          d->name, d->reasserts + 1, kb);
         else
-                log_info("%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
+                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "external",
+                         "%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
                          " KiB behind radaemon's back; "
                          "leaving it (external_changes = yield).",
                          d->name, was, kb);
@@ -596,7 +603,8 @@ unsigned ra_manager_restore(Manager *m, bool stay, const char *why) {
                         log_warning_errno(r, "%s: cannot put back the original %" PRIu32 " KiB: %m", d->name,
                                           e->original_kb);
                 else if (r >= 0) {
-                        log_info("%s: read_ahead_kb %" PRIu32 " -> %" PRIu32
+                        log_disk(LOG_INFO, RA_LOG_RESTORE, d->name, now, "original",
+                                 "%s: read_ahead_kb %" PRIu32 " -> %" PRIu32
                                  " KiB, its value before radaemon (%s).",
                                  d->name, d->attrs.read_ahead_kb, now, why);
                         d->attrs.read_ahead_kb = now;

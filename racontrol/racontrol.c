@@ -21,6 +21,7 @@ static const struct {
         { "reload", 0, verb_reload, "", "re-read the configuration" },
         { "restore", 0, verb_restore, "", "put every disk back as it was before radaemon" },
         { "monitor", 0, verb_monitor, "", "print every change as it happens, until Ctrl-C" },
+        { "metrics", 0, verb_metrics, "", "every disk's numbers for Prometheus (text format)" },
 };
 
 static void help(void) {

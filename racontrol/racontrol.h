@@ -27,6 +27,7 @@ int verb_auto(RcContext *c, char **args);
 int verb_reload(RcContext *c, char **args);
 int verb_monitor(RcContext *c, char **args);
 int verb_restore(RcContext *c, char **args);
+int verb_metrics(RcContext *c, char **args);
 
 /* --- rc-bus.c: talking to radaemon --------------------------------------- */
 
@@ -45,6 +46,8 @@ typedef struct RcDevice {
         uint64_t avg_read_request_bytes;
         uint32_t read_ahead_kb;
         uint32_t target_kb;
+        uint32_t learned_kb;
+        uint64_t decisions;
         bool rotational;
         bool removable;
 } RcDevice;

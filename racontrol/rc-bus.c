@@ -51,6 +51,8 @@ static const struct {
         { "AvgReadRequestBytes", 't', offsetof(RcDevice, avg_read_request_bytes) },
         { "ReadAheadKB", 'u', offsetof(RcDevice, read_ahead_kb) },
         { "TargetKB", 'u', offsetof(RcDevice, target_kb) },
+        { "LearnedKB", 'u', offsetof(RcDevice, learned_kb) },
+        { "Decisions", 't', offsetof(RcDevice, decisions) },
         { "Rotational", 'b', offsetof(RcDevice, rotational) },
         { "Removable", 'b', offsetof(RcDevice, removable) },
 };

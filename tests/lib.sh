@@ -331,3 +331,24 @@ ra_cleanup() {
 	[[ -n $T ]] && rm -rf "$T"
 	exit "$rc"
 }
+
+# ra_build_package DIR [DEB_BUILD_OPTIONS...]: builds the Debian package with
+# dpkg-buildpackage -us -uc -b from a copy of the source tree in DIR/radaemon
+# (so nothing lands beside the checkout), and sets RA_DEB to the .deb made.
+# The build log is DIR/build.log.
+ra_build_package() {
+	local dir=$1 src=$1/radaemon
+	shift
+	mkdir -p "$src"
+	if git -C "$RA_SRCDIR" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		# The tracked files and new ones, as they are in the working tree.
+		git -C "$RA_SRCDIR" ls-files -z --cached --others --exclude-standard |
+			(cd "$RA_SRCDIR" && tar --null -T - -cf -) | tar -C "$src" -xf -
+	else
+		tar -C "$RA_SRCDIR" --exclude=./build --exclude=./.git -cf - . | tar -C "$src" -xf -
+	fi
+	(cd "$src" && DEB_BUILD_OPTIONS="parallel=$(nproc) $*" dpkg-buildpackage -us -uc -b) >"$dir/build.log" 2>&1 ||
+		ra_fail "dpkg-buildpackage failed: $(tail -n 30 "$dir/build.log")"
+	RA_DEB=$(echo "$dir"/radaemon_*_"$(dpkg --print-architecture)".deb)
+	[[ -f $RA_DEB ]] || ra_fail "dpkg-buildpackage made no package: $(ls "$dir")"
+}

@@ -11,7 +11,7 @@ T=$(mktemp -d /tmp/radaemon-test.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
 man=$RA_BUILDDIR/man
-pages=(radaemon.8 radaemon-udev.8 racontrol.1 radaemon.conf.5 org.radaemon.ReadAhead1.5)
+pages=(radaemon.8 radaemon-udev.8 racontrol.1 radaemon.conf.5 org.radaemon.ReadAhead1.5 radaemon-metrics.service.8)
 for page in "${pages[@]}"; do
 	[[ -f $man/$page ]] || ra_fail "no $man/$page; run make first"
 	mandoc -Tlint -W warning "$man/$page" >"$T/lint" 2>&1 || ra_fail "mandoc -Tlint $page: $(cat "$T/lint")"
@@ -38,6 +38,17 @@ mapfile -t verbs < <("$RA_BUILDDIR/racontrol/racontrol" --help | sed -n 's/^  \(
 ((${#verbs[@]} >= 6)) || ra_fail "cannot read the verbs from racontrol --help"
 covers racontrol.1 "${options[@]}" "${verbs[@]}"
 ra_ok "every option of radaemon, radaemon-udev and racontrol, and every verb"
+
+mapfile -t metrics < <(grep -ohE '"radaemon_[a-z_]+' "$RA_SRCDIR/racontrol/verb-metrics.c" | tr -d '"' | sort -u)
+((${#metrics[@]} >= 9)) || ra_fail "cannot read the metrics from racontrol/verb-metrics.c"
+covers racontrol.1 "${metrics[@]}"
+mapfile -t ids < <(grep -oE '"[0-9a-f]{32}"' "$RA_SRCDIR/daemon/ra-log.c" | tr -d '"')
+((${#ids[@]} == 4)) || ra_fail "expected 4 MESSAGE_IDs in daemon/ra-log.c, found ${ids[*]}"
+covers radaemon.8 "${ids[@]}" RADAEMON_DEVICE= RADAEMON_KB= RADAEMON_SOURCE=
+for id in "${ids[@]}"; do
+	grep -qx -- "-- $id" "$RA_SRCDIR/systemd/radaemon.catalog" || ra_fail "systemd/radaemon.catalog has no entry for $id"
+done
+ra_ok "every metric in racontrol(1); every MESSAGE_ID in radaemon(8) and the catalog"
 
 mapfile -t keys < <(sed -n 's/^#\? *\([a-z_]\+\) = .*/\1/p' "$RA_BUILDDIR/etc/radaemon.conf" | sort -u)
 ((${#keys[@]} >= 8)) || ra_fail "cannot read the keys from etc/radaemon.conf"

@@ -22,26 +22,17 @@ fi
 ra_setup
 
 # --- build -------------------------------------------------------------------
-src=$T/src/radaemon
-mkdir -p "$src"
-if git -C "$RA_SRCDIR" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	# The tracked files and new ones, as they are in the working tree.
-	git -C "$RA_SRCDIR" ls-files -z --cached --others --exclude-standard |
-		(cd "$RA_SRCDIR" && tar --null -T - -cf -) | tar -C "$src" -xf -
-else
-	tar -C "$RA_SRCDIR" --exclude=./build --exclude=./.git -cf - . | tar -C "$src" -xf -
-fi
-(cd "$src" && DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -us -uc -b) >"$T/build.log" 2>&1 ||
-	ra_fail "dpkg-buildpackage failed: $(tail -n 30 "$T/build.log")"
-deb=$(echo "$T"/src/radaemon_*_"$(dpkg --print-architecture)".deb)
-[[ -f $deb ]] || ra_fail "dpkg-buildpackage made no package: $(ls "$T/src")"
-grep -q '^PASS: tests/test-policy' "$T/build.log" || ra_fail "the package build did not run the unit tests"
+ra_build_package "$T/src"
+deb=$RA_DEB
+grep -q '^PASS: tests/test-policy' "$T/src/build.log" || ra_fail "the package build did not run the unit tests"
 ra_ok "built $(basename "$deb") from a copy of the source tree"
 
 # What the package holds, as dpkg-deb sees it: files and links, no directories.
 dpkg-deb --fsys-tarfile "$deb" | tar -tf - | sed -n 's|^\./|/|; /[^/]$/p' | sort >"$T/contents"
 for f in /usr/sbin/radaemon /usr/bin/racontrol /lib/udev/radaemon-udev /lib/udev/rules.d/60-radaemon.rules \
-	/lib/systemd/system/radaemon.service /usr/share/dbus-1/system.d/org.radaemon.ReadAhead1.conf \
+	/lib/systemd/system/radaemon.service /lib/systemd/system/radaemon-metrics.service \
+	/lib/systemd/system/radaemon-metrics.timer /usr/lib/systemd/catalog/radaemon.catalog \
+	/usr/share/man/man8/radaemon-metrics.service.8.gz /usr/share/dbus-1/system.d/org.radaemon.ReadAhead1.conf \
 	/usr/share/dbus-1/system-services/org.radaemon.ReadAhead1.service \
 	/usr/share/dbus-1/interfaces/org.radaemon.ReadAhead1.xml /usr/share/polkit-1/actions/org.radaemon.ReadAhead1.policy \
 	/etc/radaemon/radaemon.conf /usr/share/man/man8/radaemon.8.gz /usr/share/man/man1/racontrol.1.gz \
@@ -85,14 +76,17 @@ ra_ok "dpkg -L lists all $(wc -l <"$T/contents") files, and each is there"
 
 radaemon --version | grep -q "^radaemon " || ra_fail "the installed radaemon does not run"
 racontrol --version | grep -q "^radaemon " || ra_fail "the installed racontrol does not run"
-for page in radaemon racontrol radaemon.conf org.radaemon.ReadAhead1 radaemon-udev; do
+for page in radaemon racontrol radaemon.conf org.radaemon.ReadAhead1 radaemon-udev radaemon-metrics.service; do
 	man -w "$page" >/dev/null 2>&1 || ra_fail "man $page finds no page"
 done
 [[ $(systemctl is-enabled radaemon.service 2>/dev/null) == enabled ]] || ra_fail "the package did not enable radaemon.service"
-if ! systemd-analyze verify /lib/systemd/system/radaemon.service >"$T/verify.log" 2>&1 || [[ -s $T/verify.log ]]; then
-	ra_fail "systemd-analyze verify on the installed unit: $(cat "$T/verify.log")"
-fi
-ra_ok "installed programs run, man finds every page, the unit is enabled and verifies clean"
+[[ $(systemctl is-enabled radaemon-metrics.timer 2>/dev/null) == enabled ]] || ra_fail "the package did not enable radaemon-metrics.timer"
+for unit in radaemon.service radaemon-metrics.timer radaemon-metrics.service; do
+	if ! systemd-analyze verify "/lib/systemd/system/$unit" >"$T/verify.log" 2>&1 || [[ -s $T/verify.log ]]; then
+		ra_fail "systemd-analyze verify on the installed $unit: $(cat "$T/verify.log")"
+	fi
+done
+ra_ok "installed programs run, man finds every page, the units are enabled and verify clean"
 
 # The installed rule and helper: a new disk has its first value once udev settles.
 udevadm control --reload
@@ -118,7 +112,7 @@ dpkg --purge radaemon >>"$T/dpkg.log" 2>&1 || ra_fail "dpkg --purge failed: $(ta
 dpkg-query -W -f '${db:Status-Status}' radaemon 2>/dev/null | grep -qvx not-installed &&
 	ra_fail "radaemon is still known to dpkg after --purge"
 for path in $(cat "$T/contents") /etc/radaemon /var/lib/radaemon /etc/systemd/system/multi-user.target.wants/radaemon.service \
-	/etc/systemd/system/dbus-org.radaemon.ReadAhead1.service; do
+	/etc/systemd/system/dbus-org.radaemon.ReadAhead1.service /etc/systemd/system/timers.target.wants/radaemon-metrics.timer; do
 	[[ ! -e $path && ! -L $path ]] || ra_fail "dpkg --purge left $path"
 done
 ra_ok "dpkg -r keeps the configuration; dpkg --purge leaves nothing"

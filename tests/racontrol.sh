@@ -64,6 +64,19 @@ for verb in "status" "show $tiny" "set $tiny 16" "set $tiny 32 --runtime" "auto 
 done
 ra_ok "every verb's --json parses"
 
+# metrics: Prometheus' text format, which promtool accepts, counting the
+# values written (4 KiB at start, then 16, 32 and back to 4 above).
+expect 2 "metrics has no --json" --json metrics
+command -v promtool >/dev/null || ra_skip "promtool (package prometheus) is not installed"
+"$RACONTROL" metrics >"$T/metrics" || ra_fail "racontrol metrics failed"
+promtool check metrics <"$T/metrics" >"$T/promtool" 2>&1 || ra_fail "promtool check metrics: $(cat "$T/promtool")"
+[[ ! -s $T/promtool ]] || ra_fail "promtool check metrics: $(cat "$T/promtool")"
+for want in 'radaemon_devices_managed 1' "radaemon_device_decisions_total{device=\"$tiny\"} 4" \
+	"radaemon_device_read_ahead_bytes{device=\"$tiny\",source=\"prior\",workload=\"idle\"} 4096" 'radaemon_state_error 0'; do
+	grep -qxF "$want" "$T/metrics" || ra_fail "racontrol metrics lacks '$want': $(cat "$T/metrics")"
+done
+ra_ok "racontrol metrics: promtool check metrics is clean, 4 decisions counted"
+
 # A bad configuration through reload: refused, exit 1, the daemon keeps the old one.
 ra_config <<CONF
 [daemon]

@@ -19,10 +19,10 @@ env -u MAKEFLAGS -u MFLAGS "${MAKE:-make}" -s -C "$RA_BUILDDIR" install DESTDIR=
 	ra_fail "make install failed: $(tail "$T/install.log")"
 unit=$root${dir[systemdsystemunitdir]}/radaemon.service
 
-# verify checks ExecStart= and Documentation= against this machine: point
+# verify checks ExecStart=, ExecReload= and Documentation= against this machine: point
 # them at what was installed, and change nothing else.
 mkdir "$T/verify"
-sed "s|^ExecStart=|ExecStart=$root|" "$unit" >"$T/verify/radaemon.service"
+sed "s|^ExecStart=|ExecStart=$root|; s|^ExecReload=|ExecReload=$root|" "$unit" >"$T/verify/radaemon.service"
 MANPATH=$root${dir[mandir]} systemd-analyze verify "$T/verify/radaemon.service" >"$T/verify.log" 2>&1 ||
 	ra_fail "systemd-analyze verify: $(cat "$T/verify.log")"
 [[ ! -s $T/verify.log ]] || ra_fail "systemd-analyze verify: $(cat "$T/verify.log")"
@@ -37,7 +37,7 @@ systemd-analyze security --offline=yes --threshold=25 "$unit" >/dev/null 2>&1 ||
 ra_ok "systemd-analyze security --offline=yes: exposure $exposure"
 
 # The contract of the unit (radaemon(8) describes it).
-for line in Type=notify BusName=org.radaemon.ReadAhead1 "ExecReload=/bin/kill -HUP \$MAINPID" \
+for line in Type=notify BusName=org.radaemon.ReadAhead1 "ExecReload=${dir[bindir]}/racontrol reload" \
 	Restart=on-failure StateDirectory=radaemon "Documentation=man:radaemon(8) man:radaemon.conf(5) man:racontrol(1)" \
 	ProtectSystem=strict ProtectHome=yes NoNewPrivileges=yes "RestrictAddressFamilies=AF_UNIX AF_NETLINK" \
 	IPAddressDeny=any SystemCallFilter=@system-service MemoryDenyWriteExecute=yes LockPersonality=yes \
