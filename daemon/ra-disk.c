@@ -22,6 +22,8 @@ int ra_disk_new(struct Manager *m, const char *name, RaDisk **ret) {
 
         d->manager = m;
         d->workload = "idle";
+        d->evidence = "none";
+        d->pcache.page_kb = ra_page_kb();
         d->name = strdup(name);
         if (!d->name)
                 return -ENOMEM;
@@ -138,6 +140,7 @@ int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret) {
                 .read_bytes_per_sec = d->read_bytes_per_sec,
                 .avg_read_request_bytes = d->avg_read_request_bytes,
                 .workload = d->workload,
+                .evidence = d->evidence,
         };
 
         if (dup_or_null(d->devnode, &ret->node) < 0 || dup_or_null(d->identity, &ret->identity) < 0 ||
