@@ -21,6 +21,8 @@
 #define STEP_UP_FROM_KB 128u
 /* Requests at least this share of the window (or of the largest request) fill it. */
 #define WINDOW_BOUND 0.6
+/* Page-cache reads in an interval below which the page cache says too little. */
+#define PCACHE_MIN_BYTES (256 * 1024)
 
 static const char *const workload_names[_RA_WORKLOAD_MAX] = {
         [RA_WORKLOAD_IDLE] = "idle",
@@ -47,12 +49,35 @@ static double request_limit_kb(uint32_t window_kb, uint32_t max_sectors_kb) {
         return max_sectors_kb > 0 && max_sectors_kb < window_kb ? max_sectors_kb : window_kb;
 }
 
+static bool paged(const RaObservation *o) {
+        return o->evidence >= RA_EVIDENCE_FILEMAP &&
+               o->pcache.seq_bytes + o->pcache.random_bytes >= PCACHE_MIN_BYTES;
+}
+
+/*
+ * Per file: what was read ahead for files read in order, against what was
+ * read for reads away from their file's last position. Files interleaving on
+ * the disk do not count: each is judged on its own.
+ */
+static RaWorkload classify_pcache(const RaPcacheSummary *p) {
+        uint64_t total = p->seq_bytes + p->random_bytes;
+
+        if (p->seq_bytes * 4 >= total * 3)
+                return RA_WORKLOAD_SEQUENTIAL;
+        if (p->random_bytes * 4 >= total * 3 && p->random_reads >= IDLE_REQUESTS)
+                return RA_WORKLOAD_RANDOM;
+        return RA_WORKLOAD_MIXED;
+}
+
 RaWorkload ra_adapt_classify(const RaObservation *o, uint32_t max_sectors_kb) {
         double reads = o->rates.read_iops * o->rates.seconds;
         double window = (double) o->window_kb * 1024;
 
         if (reads < IDLE_REQUESTS)
                 return RA_WORKLOAD_IDLE;
+
+        if (paged(o))
+                return classify_pcache(&o->pcache);
 
         if (o->traced && o->trace.requests >= IDLE_REQUESTS) {
                 const RaTraceSummary *t = &o->trace;
@@ -154,7 +179,29 @@ static uint32_t clamp_to_limits(uint32_t kb, const RaAdaptLimits *l) {
 static uint32_t random_target(const RaObservation *o, const RaAdaptLimits *l,
                               char reason[static RA_REASON_MAX]) {
         const RaTraceSummary *t = &o->trace;
+        const RaPcacheSummary *p = &o->pcache;
         uint32_t target = clamp_to_limits(RA_KB_MIN, l);
+
+        /*
+         * The page cache tells waste apart: reads that fetch whole windows
+         * nobody asked for. Without it (with it on, but too few page-cache
+         * reads: metadata, direct I/O), block requests alone are no evidence.
+         */
+        if (o->evidence >= RA_EVIDENCE_FILEMAP) {
+                uint64_t total = p->seq_bytes + p->random_bytes;
+
+                if (!paged(o) || o->window_kb <= target || p->waste_bytes * 2 < p->random_bytes ||
+                    p->waste_bytes < (uint64_t) o->window_kb * 1024 || p->seq_bytes * 4 > total)
+                        return 0;
+                ra_reason_format(reason,
+                                 "Random reads dominate (%" PRIu64 " away from where their %" PRIu64
+                                 " files were read, %" PRIu64 " of them mmap faults) and fetched %" PRIu64
+                                 " KiB nobody asked for around them with %" PRIu32
+                                 " KiB windows, so %" PRIu32 " KiB wastes least.",
+                                 p->random_reads, p->files, p->random_faults, p->waste_bytes / 1024,
+                                 o->window_kb, target);
+                return target;
+        }
 
         if (!o->traced || o->window_kb <= target ||
             t->request_kb < request_limit_kb(o->window_kb, l->max_sectors_kb) / 2)
@@ -171,6 +218,12 @@ static uint32_t random_target(const RaObservation *o, const RaAdaptLimits *l,
 /* Requests fill the window (or the largest request), and a larger window is allowed and untried. */
 static bool can_grow(const RaModel *m, const RaObservation *o, const RaAdaptLimits *l) {
         uint32_t cur = o->window_kb;
+
+        /* Files whose reading reaches the window they run under would read more at once with a larger one.
+         */
+        if (paged(o))
+                return o->pcache.full_bytes * 5 >= o->pcache.seq_bytes &&
+                       cur < clamp_to_limits(RA_KB_LIMIT, l) && !perf_has_above(m, cur);
 
         return o->trace.request_kb >= WINDOW_BOUND * request_limit_kb(cur, l->max_sectors_kb) &&
                cur < clamp_to_limits(RA_KB_LIMIT, l) && !perf_has_above(m, cur);
@@ -204,6 +257,15 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
             can_grow(m, o, l)) {
                 next = cur * STEP_UP < STEP_UP_FROM_KB ? STEP_UP_FROM_KB : cur * STEP_UP;
                 next = clamp_to_limits(next, l);
+                if (next > cur && paged(o)) {
+                        ra_reason_format(reason,
+                                         "Sequential reads fill every %" PRIu32
+                                         " KiB window the files run under (%" PRIu64
+                                         " files in an interval, %.1f MB/s), so %" PRIu32
+                                         " KiB is tried for fewer, larger commands.",
+                                         cur, o->pcache.files, here->bytes_per_sec / 1e6, next);
+                        return next;
+                }
                 if (next > cur) {
                         ra_reason_format(reason,
                                          "Sequential reads fill every %" PRIu32
@@ -226,6 +288,12 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
 
 /* See the header: intervals read by streams opened under the window. */
 static void credit_throughput(RaModel *m, RaWorkload c, const RaObservation *o) {
+        /* The files say which window they read under: only theirs is credited. */
+        if (paged(o)) {
+                if (c == RA_WORKLOAD_SEQUENTIAL && o->pcache.window_bytes * 10 >= o->pcache.seq_bytes * 9)
+                        perf_record(m, o->window_kb, o->rates.read_bytes_per_sec);
+                return;
+        }
         if (c == RA_WORKLOAD_SEQUENTIAL && o->traced && o->trace.window_bytes * 10 >= o->trace.bytes * 9)
                 perf_record(m, o->window_kb, o->rates.read_bytes_per_sec);
 }
@@ -236,6 +304,8 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         uint32_t target = 0;
 
         m->workload = c;
+        if (c != RA_WORKLOAD_IDLE)
+                m->evidence = paged(o) ? o->evidence : o->traced ? RA_EVIDENCE_BLOCK : RA_EVIDENCE_NONE;
         if (c == RA_WORKLOAD_IDLE) {
                 m->pending_count = 0;
                 return false;
@@ -255,12 +325,20 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
 
         if (c == RA_WORKLOAD_RANDOM)
                 target = random_target(o, l, reason);
-        else if (c == RA_WORKLOAD_SEQUENTIAL && o->traced)
+        else if (c == RA_WORKLOAD_SEQUENTIAL && (o->traced || paged(o)))
                 target = sequential_target(m, o, l, reason);
 
         if (target == 0 || target == o->window_kb || target == m->learned_kb)
                 return false;
 
+        /* Another class undoing what one set: only on more evidence than set it. */
+        if (m->set_by != RA_WORKLOAD_IDLE && m->set_by != c && m->pending_count <= m->set_strength)
+                return false;
+
+        m->set_by = c;
+        m->set_strength = m->pending_count < RA_ADAPT_CONFIRM + RA_ADAPT_STRENGTH_MAX
+                                  ? m->pending_count
+                                  : RA_ADAPT_CONFIRM + RA_ADAPT_STRENGTH_MAX;
         m->learned_kb = target;
         memcpy(m->reason, reason, sizeof(m->reason));
         m->since_change = 0;

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ra-pcache.h"
 #include "ra-policy.h"
 #include "ra-stats.h"
 #include "ra-trace.h"
@@ -34,6 +35,18 @@
  * tell a sequential stream from random read-around (both make window-sized
  * requests), and the policy keeps the value it has.
  *
+ * Where the page cache is traced (ra-pcache), its per-file evidence comes
+ * first: many files each read in order are a sequential workload however
+ * their reads interleave on the disk; the window shrinks only when reads
+ * away from where their files were read fetch whole windows nobody asked
+ * for (random mmap faults, random misses with read-around), and not while
+ * files are read in order beside them; a window is credited with throughput
+ * only from intervals read by files that run under it (each file's ra_pages
+ * says which), and grows only while files fill the windows it allows.
+ * A value is reversed (set by one class of workload, changed by another)
+ * only on more intervals of evidence than set it, so a workload repeated
+ * settles instead of swinging.
+ *
  * Hysteresis: a workload class must hold for RA_ADAPT_CONFIRM busy intervals
  * and a change must be RA_ADAPT_DWELL intervals old before the next.
  */
@@ -42,6 +55,8 @@
 #define RA_ADAPT_DWELL 3
 #define RA_ADAPT_SAMPLES 2
 #define RA_ADAPT_PERF_SLOTS 16
+/* A reversal needs at most this many intervals more than RA_ADAPT_CONFIRM. */
+#define RA_ADAPT_STRENGTH_MAX 10
 
 typedef enum RaWorkload {
         RA_WORKLOAD_IDLE,
@@ -58,7 +73,9 @@ typedef struct RaObservation {
         RaRates rates; /* from /sys/block/<dev>/stat */
         bool traced;   /* trace holds what the tracepoint saw */
         RaTraceSummary trace;
-        uint32_t window_kb; /* read_ahead_kb during the interval */
+        uint32_t window_kb;  /* read_ahead_kb during the interval */
+        RaEvidence evidence; /* RA_EVIDENCE_READAHEAD or _FILEMAP: pcache holds what the page cache saw */
+        RaPcacheSummary pcache;
 } RaObservation;
 
 /* What bounds the learned window of a device. */
@@ -90,6 +107,9 @@ typedef struct RaModel {
         RaWorkload pending; /* the class being confirmed */
         unsigned pending_count;
         unsigned since_change; /* busy intervals since learned_kb changed */
+        RaWorkload set_by;     /* the class that set learned_kb... */
+        unsigned set_strength; /* ...confirmed over this many intervals */
+        RaEvidence evidence;   /* what the latest busy interval was judged from */
 
         RaPerf perf[RA_ADAPT_PERF_SLOTS];
         size_t n_perf;

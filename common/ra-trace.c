@@ -49,9 +49,7 @@ static bool parse_field_line(const char *line, char name[static 64], RaTraceFiel
         return true;
 }
 
-/* Calls found() for every field line of a format file. */
-static void scan_fields(const char *text, void (*found)(void *userdata, const char *name, RaTraceField f),
-                        void *userdata) {
+void ra_trace_fields_scan(const char *text, RaTraceFieldFn found, void *userdata) {
         const char *nl;
 
         for (const char *line = text; *line; line = *nl ? nl + 1 : nl) {
@@ -98,15 +96,23 @@ static void found_event(void *userdata, const char *name, RaTraceField f) {
                 format->rwbs = f;
 }
 
-int ra_trace_format_parse(const char *header_page, const char *event_format, RaTraceFormat *ret) {
-        RaTraceFormat f = {};
+int ra_trace_header_parse(const char *header_page, RaTracePage *ret) {
         HeaderFields h = {};
+
+        /* A field not found keeps size 0, which the check below refuses. */
+        ra_trace_fields_scan(header_page, found_header, &h);
+
+        /* What the page reader can read: a 4- or 8-byte commit before the data. */
+        if ((h.commit.size != 4 && h.commit.size != 8) || h.commit.offset != 8 ||
+            h.data.offset < h.commit.offset + h.commit.size)
+                return -EINVAL;
+        *ret = (RaTracePage){ .commit_size = h.commit.size, .data_offset = h.data.offset };
+        return 0;
+}
+
+int ra_trace_event_id(const char *event_format, uint16_t *ret) {
         const char *id;
         unsigned n;
-
-        /* A field not found keeps size 0, which the checks below refuse. */
-        scan_fields(header_page, found_header, &h);
-        scan_fields(event_format, found_event, &f);
 
         /* "ID: N" on a line of its own, the second as the kernel writes it. */
         id = strncmp(event_format, "ID: ", 4) == 0 ? event_format : strstr(event_format, "\nID: ");
@@ -114,16 +120,29 @@ int ra_trace_format_parse(const char *header_page, const char *event_format, RaT
                 id++;
         if (!id || sscanf(id + 4, "%u", &n) != 1 || n == 0 || n > UINT16_MAX)
                 return -EINVAL;
+        *ret = (uint16_t) n;
+        return 0;
+}
 
-        /* What the page reader can read: a 4- or 8-byte commit before the data, native integers. */
-        if ((h.commit.size != 4 && h.commit.size != 8) || h.commit.offset != 8 ||
-            h.data.offset < h.commit.offset + h.commit.size || f.dev.size != 4 || f.sector.size != 8 ||
-            f.nr_sector.size != 4 || f.rwbs.size == 0)
+int ra_trace_format_parse(const char *header_page, const char *event_format, RaTraceFormat *ret) {
+        RaTraceFormat f = {};
+        RaTracePage page;
+        int r;
+
+        r = ra_trace_header_parse(header_page, &page);
+        if (r < 0)
+                return r;
+        r = ra_trace_event_id(event_format, &f.id);
+        if (r < 0)
+                return r;
+
+        /* A field not found keeps size 0, which the checks below refuse; native integers only. */
+        ra_trace_fields_scan(event_format, found_event, &f);
+        if (f.dev.size != 4 || f.sector.size != 8 || f.nr_sector.size != 4 || f.rwbs.size == 0)
                 return -EINVAL;
 
-        f.id = (uint16_t) n;
-        f.commit_size = h.commit.size;
-        f.data_offset = h.data.offset;
+        f.commit_size = page.commit_size;
+        f.data_offset = page.data_offset;
         *ret = f;
         return 0;
 }
@@ -181,8 +200,8 @@ static bool parse_record(const RaTraceFormat *f, const uint8_t *rec, size_t leng
         return true;
 }
 
-int ra_trace_page_parse(const RaTraceFormat *f, const void *page, size_t size, RaTraceEventFn fn,
-                        void *userdata) {
+int ra_trace_page_walk(const RaTracePage *f, const void *page, size_t size, RaTraceRecordFn fn,
+                       void *userdata) {
         const uint8_t *p = page, *end;
         uint64_t time_ns, length;
         int n = 0;
@@ -199,7 +218,6 @@ int ra_trace_page_parse(const RaTraceFormat *f, const void *page, size_t size, R
         while (end - p >= 4) {
                 uint32_t header = read_u32(p), type_len = header & 0x1f, delta = header >> 5, extra;
                 size_t record;
-                RaTraceEvent e;
 
                 p += 4;
                 switch (type_len) {
@@ -245,13 +263,39 @@ int ra_trace_page_parse(const RaTraceFormat *f, const void *page, size_t size, R
                 if (record > (size_t) (end - p))
                         return -EINVAL;
                 time_ns += delta;
-                if (parse_record(f, p, record, time_ns, &e)) {
-                        fn(userdata, &e);
-                        n++;
-                }
+                fn(userdata, time_ns, p, record);
+                n++;
                 p += record;
         }
         return n;
+}
+
+/* Hands the block_rq_issue records of a page to the caller's function. */
+typedef struct PageParse {
+        const RaTraceFormat *format;
+        RaTraceEventFn fn;
+        void *userdata;
+        int n;
+} PageParse;
+
+static void parse_one(void *userdata, uint64_t time_ns, const uint8_t *rec, size_t length) {
+        PageParse *pp = userdata;
+        RaTraceEvent e;
+
+        if (parse_record(pp->format, rec, length, time_ns, &e)) {
+                pp->fn(pp->userdata, &e);
+                pp->n++;
+        }
+}
+
+int ra_trace_page_parse(const RaTraceFormat *f, const void *page, size_t size, RaTraceEventFn fn,
+                        void *userdata) {
+        RaTracePage layout = { .commit_size = f->commit_size, .data_offset = f->data_offset };
+        PageParse pp = { .format = f, .fn = fn, .userdata = userdata };
+        int r;
+
+        r = ra_trace_page_walk(&layout, page, size, parse_one, &pp);
+        return r < 0 ? r : pp.n;
 }
 
 static unsigned size_bucket(uint64_t bytes) {

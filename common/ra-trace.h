@@ -49,6 +49,31 @@ typedef struct RaTraceFormat {
         uint16_t data_offset;   /* where a page's records start */
 } RaTraceFormat;
 
+/* A ring-buffer page's layout, from events/header_page: shared by every event. */
+typedef struct RaTracePage {
+        uint16_t commit_size; /* 4 or 8 */
+        uint16_t data_offset;
+} RaTracePage;
+
+int ra_trace_header_parse(const char *header_page, RaTracePage *ret);
+
+/* Calls found() for every "field:" line of a format file, with the field's name and place. */
+typedef void (*RaTraceFieldFn)(void *userdata, const char *name, RaTraceField f);
+void ra_trace_fields_scan(const char *text, RaTraceFieldFn found, void *userdata);
+
+/* The "ID: N" of an event's format file; -EINVAL without one. */
+int ra_trace_event_id(const char *event_format, uint16_t *ret);
+
+/*
+ * Walks the records of one page of trace_pipe_raw, whatever their event,
+ * and hands each one (starting with its common_type) to fn with its time.
+ * Returns the number handed over, or -EINVAL for a page that does not parse
+ * (the records before the fault are handed over all the same).
+ */
+typedef void (*RaTraceRecordFn)(void *userdata, uint64_t time_ns, const uint8_t *rec, size_t length);
+int ra_trace_page_walk(const RaTracePage *f, const void *page, size_t size, RaTraceRecordFn fn,
+                       void *userdata);
+
 /*
  * Parses events/header_page and events/block/block_rq_issue/format.
  * -EINVAL when a field is missing or has a size this cannot read.

@@ -9,6 +9,7 @@
 #include "ra-bus.h"
 #include "ra-log.h"
 #include "ra-manager.h"
+#include "ra-tracer.h"
 #include "ra-util.h"
 
 /* --- access control ------------------------------------------------------ */
@@ -246,6 +247,23 @@ static int property_get_state_error(sd_bus *bus, const char *path, const char *i
         return sd_bus_message_append(reply, "s", m->state_error ?: "");
 }
 
+static int property_get_evidence(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+
+        return sd_bus_message_append(
+                reply, "s",
+                ra_evidence_to_string(m->tracer ? ra_tracer_evidence(m->tracer) : RA_EVIDENCE_NONE));
+}
+
+static int property_get_learning_off(sd_bus *bus, const char *path, const char *interface,
+                                     const char *property, sd_bus_message *reply, void *userdata,
+                                     sd_bus_error *error) {
+        Manager *m = userdata;
+
+        return sd_bus_message_append(reply, "s", m->learning_off ?: "");
+}
+
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
@@ -263,6 +281,9 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Mode", "s", property_get_mode, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("StateError", "s", property_get_state_error, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Evidence", "s", property_get_evidence, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("LearningOff", "s", property_get_learning_off, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD_WITH_ARGS("ListDevices", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(so)", devices),
                                 method_list_devices, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetDevice", SD_BUS_ARGS("s", name), SD_BUS_RESULT("o", device),
@@ -334,6 +355,7 @@ static const sd_bus_vtable device_vtable[] = {
         DISK_PROPERTY("Workload", "s", NULL, workload, CHANGES),
         DISK_PROPERTY("LearnedKB", "u", NULL, model.learned_kb, CHANGES),
         DISK_PROPERTY("Decisions", "t", NULL, decisions, CHANGES),
+        DISK_PROPERTY("Evidence", "s", NULL, evidence, CHANGES),
         SD_BUS_METHOD_WITH_ARGS("SetReadAhead", SD_BUS_ARGS("u", kb, "b", persist), SD_BUS_NO_RESULT,
                                 method_device_set_read_ahead, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("ClearPin", NULL, NULL, method_device_clear_pin, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -514,6 +536,7 @@ void ra_bus_disk_changed(Manager *m, const RaDisk *d, const RaDiskSnapshot *b) {
         CHANGED(b->decision.source != now->source, "Source");
         CHANGED(strcmp(b->decision.reason, now->reason) != 0, "Reason");
         CHANGED(!ra_streq(b->workload, d->workload), "Workload");
+        CHANGED(!ra_streq(b->evidence, d->evidence), "Evidence");
         CHANGED(b->read_bytes_per_sec != d->read_bytes_per_sec, "ReadBytesPerSec");
         CHANGED(b->avg_read_request_bytes != d->avg_read_request_bytes, "AvgReadRequestBytes");
         CHANGED(b->learned_kb != d->model.learned_kb, "LearnedKB");

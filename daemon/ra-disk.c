@@ -22,6 +22,8 @@ int ra_disk_new(struct Manager *m, const char *name, RaDisk **ret) {
 
         d->manager = m;
         d->workload = "idle";
+        d->evidence = "none";
+        d->pcache.page_kb = ra_page_kb();
         d->name = strdup(name);
         if (!d->name)
                 return -ENOMEM;
@@ -140,6 +142,7 @@ int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret) {
                 .workload = d->workload,
                 .decisions = d->decisions,
                 .learned_kb = d->model.learned_kb,
+                .evidence = d->evidence,
         };
 
         if (dup_or_null(d->devnode, &ret->node) < 0 || dup_or_null(d->identity, &ret->identity) < 0 ||

@@ -7,6 +7,7 @@
 
 #include "ra-adapt.h"
 #include "ra-device.h"
+#include "ra-pcache.h"
 #include "ra-policy.h"
 #include "ra-stats.h"
 #include "ra-trace.h"
@@ -33,11 +34,13 @@ typedef struct RaDisk {
         unsigned idle_samples;
         unsigned skip; /* samples to skip: idle disks are looked at less often */
         RaTraceAccount trace;
+        RaPcacheAccount pcache; /* the files read through this disk's window */
         RaModel model;
         uint64_t read_bytes_per_sec;
         uint64_t avg_read_request_bytes;
         const char *workload; /* "idle", "sequential", "random", "mixed" */
         uint64_t decisions;   /* values written since radaemon started, for racontrol metrics */
+        const char *evidence; /* what the latest busy interval was judged from */
 
         /* Someone else's writes, and our failed ones: each logged once. */
         bool external;           /* read_ahead_kb was changed behind our back, and we yield */
@@ -82,6 +85,7 @@ typedef struct RaDiskSnapshot {
         const char *workload;
         uint64_t decisions;
         uint32_t learned_kb;
+        const char *evidence;
 } RaDiskSnapshot;
 
 int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret);

@@ -140,6 +140,8 @@ Manager *ra_manager_free(Manager *m) {
         free(m->disks);
 
         ra_sampler_stop(m);
+        ra_sbmap_clear(&m->sbmap);
+        free(m->learning_off);
         sd_event_source_unref(m->bus_retry);
         ra_bus_close(m);
         sd_event_source_unref(m->monitor_source);
@@ -233,6 +235,7 @@ void ra_manager_disk_identified(Manager *m, RaDisk *d, const char *previous_iden
                 return;
         d->model = (RaModel){};
         d->trace = (RaTraceAccount){};
+        d->pcache = (RaPcacheAccount){ .page_kb = ra_page_kb() };
         d->stat_usec = 0;
         learned = ra_state_learned(m->state, d->identity);
         if (learned > 0)

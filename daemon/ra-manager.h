@@ -9,6 +9,7 @@
 
 #include "ra-config.h"
 #include "ra-disk.h"
+#include "ra-sbmap.h"
 #include "ra-state.h"
 
 /*
@@ -28,7 +29,10 @@ typedef struct Manager {
         bool bus_retry_logged; /* "no bus" was said once; say it again only after a success */
         sd_event_source *sampler;
         struct RaTracer *tracer; /* NULL without tracefs */
-        bool tracer_dirty;       /* the set of disks changed since its filter was set */
+        bool tracer_dirty;       /* the set of disks or mounts changed since its filters were set */
+        char *learning_off;      /* why nothing can be learned (no tracefs); NULL when learning works */
+        RaSbMap sbmap;           /* superblock -> managed disk, for the page-cache events */
+        sd_event_source *mountinfo_source; /* /proc/self/mountinfo changes: the map follows */
 
         char *config_path;  /* --config FILE, or NULL for the installed files */
         bool force_observe; /* --observe */

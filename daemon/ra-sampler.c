@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/sysmacros.h>
 
 #include "ra-apply.h"
 #include "ra-bus.h"
 #include "ra-log.h"
 #include "ra-manager.h"
+#include "ra-mounts.h"
 #include "ra-sampler.h"
 #include "ra-tracer.h"
 #include "ra-util.h"
@@ -57,10 +60,15 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
         bool baseline =
                 d->stat_usec == 0 || now <= d->stat_usec || ra_stats_delta(&d->stat, stat, &delta) < 0;
 
-        *ret = (RaObservation){ .window_kb = kb, .traced = m->tracer != NULL };
+        *ret = (RaObservation){
+                .window_kb = kb,
+                .traced = m->tracer != NULL,
+                .evidence = m->tracer ? ra_tracer_evidence(m->tracer) : RA_EVIDENCE_NONE,
+        };
         if (!baseline)
                 ra_stats_rates(&delta, (double) (now - d->stat_usec) / 1e6, &ret->rates);
         ra_trace_account_take(&d->trace, &ret->trace);
+        ra_pcache_account_take(&d->pcache, &ret->pcache);
         d->stat = *stat;
         d->stat_usec = now;
         return !baseline;
@@ -83,12 +91,19 @@ static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
                 return ra_adapt_update(&d->model, o, &limits);
 
         d->model.workload = ra_adapt_classify(o, limits.max_sectors_kb);
+        if (d->model.workload != RA_WORKLOAD_IDLE)
+                d->model.evidence = o->evidence >= RA_EVIDENCE_FILEMAP &&
+                                                    o->pcache.seq_bytes + o->pcache.random_bytes > 0
+                                            ? o->evidence
+                                    : o->traced ? RA_EVIDENCE_BLOCK
+                                                : RA_EVIDENCE_NONE;
         return false;
 }
 
 /* What D-Bus shows, and how often an idle disk is looked at. */
 static void publish(RaDisk *d, const RaObservation *o) {
         d->workload = ra_workload_to_string(d->model.workload);
+        d->evidence = ra_evidence_to_string(d->model.evidence);
         publish_rate(&d->read_bytes_per_sec, o->rates.read_bytes_per_sec);
         publish_rate(&d->avg_read_request_bytes, o->rates.avg_read_request_bytes);
 
@@ -110,6 +125,15 @@ static void publish(RaDisk *d, const RaObservation *o) {
                           o->trace.request_kb,
                           o->trace.bytes ? o->trace.window_bytes * 100 / o->trace.bytes : 0, o->window_kb,
                           d->workload);
+        if (o->pcache.events > 0)
+                log_debug("%s: page cache: %" PRIu64 " files, %" PRIu64 " KiB in order (%" PRIu64
+                          " KiB in full windows, %" PRIu64 " KiB under %" PRIu32 " KiB), %" PRIu64
+                          " random reads (%" PRIu64 " faults) of %" PRIu64 " KiB, %" PRIu64
+                          " KiB unasked, reads of %" PRIu32 " KiB",
+                          d->name, o->pcache.files, o->pcache.seq_bytes / 1024, o->pcache.full_bytes / 1024,
+                          o->pcache.window_bytes / 1024, o->window_kb, o->pcache.random_reads,
+                          o->pcache.random_faults, o->pcache.random_bytes / 1024,
+                          o->pcache.waste_bytes / 1024, o->pcache.req_kb);
 }
 
 /* One disk, one interval: drift every time, the statistics unless it is idle and skipped. */
@@ -137,7 +161,7 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
         if (kb != d->attrs.read_ahead_kb && read_diskseq(sysfd) == d->attrs.diskseq)
                 ra_manager_check_drift(m, d, kb);
 
-        if (d->skip > 0 && d->trace.now.requests == 0) {
+        if (d->skip > 0 && d->trace.now.requests == 0 && d->pcache.now.events == 0) {
                 d->skip--;
                 return;
         }
@@ -174,6 +198,41 @@ static void on_trace_event(void *userdata, const RaTraceEvent *e) {
         }
 }
 
+static RaDisk *find_by_devnum(Manager *m, dev_t dev) {
+        for (size_t i = 0; i < m->n_disks; i++)
+                if (m->disks[i]->devnum == dev)
+                        return m->disks[i];
+        return NULL;
+}
+
+static void on_pcache_event(void *userdata, const RaPcacheEvent *e) {
+        Manager *m = userdata;
+        RaDisk *d;
+        dev_t knob;
+
+        if (!ra_sbmap_lookup(&m->sbmap, e->s_dev, e->ino, &knob))
+                return;
+        d = find_by_devnum(m, knob);
+        if (d)
+                ra_pcache_account_add(&d->pcache, e, d->attrs.read_ahead_kb);
+}
+
+/* Which superblocks the managed disks' files live on: at start, and when disks or mounts change. */
+static void update_superblocks(Manager *m, const dev_t *devices) {
+        int r;
+
+        r = ra_mounts_build("/proc/self/mountinfo", "/sys", devices, m->n_disks, &m->sbmap);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot map file systems to disks, ignoring: %m");
+                return;
+        }
+        r = ra_tracer_set_superblocks(m->tracer, &m->sbmap);
+        if (r < 0)
+                log_warning_errno(r, "Cannot set the page-cache events' filter, ignoring: %m");
+        else
+                log_debug("Page-cache events of %zu superblocks and raw devices.", m->sbmap.n);
+}
+
 static void drain_tracer(Manager *m) {
         int r;
 
@@ -185,10 +244,12 @@ static void drain_tracer(Manager *m) {
                 r = devices ? ra_tracer_set_devices(m->tracer, devices, m->n_disks) : -ENOMEM;
                 if (r < 0)
                         log_warning_errno(r, "Cannot set the tracer's device filter, ignoring: %m");
+                if (devices && ra_tracer_evidence(m->tracer) >= RA_EVIDENCE_FILEMAP)
+                        update_superblocks(m, devices);
                 m->tracer_dirty = false;
         }
 
-        r = ra_tracer_drain(m->tracer, on_trace_event, m);
+        r = ra_tracer_drain(m->tracer, on_trace_event, on_pcache_event, m);
         if (r < 0)
                 log_debug_errno(r, "Reading the tracer failed, ignoring: %m");
 }
@@ -231,21 +292,84 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* Mounts come and go: the map of superblocks follows at the next interval. */
+static int on_mountinfo(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+
+        m->tracer_dirty = true;
+        return 0;
+}
+
+static void watch_mountinfo(Manager *m) {
+        int fd, r;
+
+        if (m->mountinfo_source)
+                return;
+        fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                log_warning_errno(errno,
+                                  "Cannot open /proc/self/mountinfo, mounts made later are not seen: %m");
+                return;
+        }
+        r = sd_event_add_io(m->event, &m->mountinfo_source, fd, EPOLLPRI, on_mountinfo, m);
+        if (r >= 0)
+                r = sd_event_source_set_io_fd_own(m->mountinfo_source, true);
+        if (r < 0) {
+                log_warning_errno(r,
+                                  "Cannot watch /proc/self/mountinfo, mounts made later are not seen: %m");
+                m->mountinfo_source = sd_event_source_disable_unref(m->mountinfo_source);
+                (void) ra_close(fd);
+        }
+}
+
+static void set_learning_off(Manager *m, const char *why) {
+        if (ra_streq(why, m->learning_off))
+                return;
+        free(m->learning_off);
+        m->learning_off = why ? strdup(why) : NULL;
+        ra_bus_manager_changed(m, "LearningOff");
+        ra_bus_manager_changed(m, "Evidence");
+}
+
 void ra_sampler_open_tracer(Manager *m) {
+        _cleanup_free_ char *why = NULL;
+        RaEvidence e;
         int r;
 
         if (m->tracer)
                 return;
 
         r = ra_tracer_open(&m->tracer);
-        if (r < 0)
-                log_info_errno(r,
-                               "Block tracepoints unavailable (%m): learning from reads needs them; pins, "
-                               "stored and prior values still apply.");
-        else {
-                log_info("Tracing block requests through %s.", ra_tracer_path(m->tracer));
-                m->tracer_dirty = true;
+        if (r < 0) {
+                if (r == -ENOENT)
+                        why = strdup(
+                                "This kernel has no tracefs, so radaemon cannot see reads to learn from.");
+                else if (asprintf(
+                                 &why,
+                                 "tracefs at /sys/kernel/tracing cannot be used (%s) and radaemon could not "
+                                 "mount it, so it cannot see reads to learn from; mount tracefs there and "
+                                 "reload.",
+                                 strerror(-r)) < 0)
+                        why = NULL;
+                log_notice("%s Pins, stored and prior values still apply.", why ?: "Learning is off.");
+                set_learning_off(m, why ?: "Learning is off.");
+                return;
         }
+
+        e = ra_tracer_evidence(m->tracer);
+        if (ra_tracer_mounted(m->tracer))
+                log_notice("tracefs was not mounted: mounted it at %s to learn from reads.",
+                           ra_tracer_mounted(m->tracer));
+        log_info("Tracing %s through %s.",
+                 e == RA_EVIDENCE_READAHEAD ? "readahead per file and block requests"
+                 : e == RA_EVIDENCE_FILEMAP ? "page-cache fills per file and block requests"
+                                            : "block requests (this kernel has no page-cache events)",
+                 ra_tracer_path(m->tracer));
+        if (e >= RA_EVIDENCE_FILEMAP)
+                watch_mountinfo(m);
+        m->tracer_dirty = true;
+        set_learning_off(m, NULL);
+        ra_bus_manager_changed(m, "Evidence");
 }
 
 int ra_sampler_start(Manager *m) {
@@ -266,6 +390,7 @@ int ra_sampler_start(Manager *m) {
 
 void ra_sampler_stop(Manager *m) {
         m->sampler = sd_event_source_disable_unref(m->sampler);
+        m->mountinfo_source = sd_event_source_disable_unref(m->mountinfo_source);
         m->tracer = ra_tracer_close(m->tracer);
 }
 

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -15,8 +16,8 @@
 /* One instance per daemon ("radaemon.<pid>"): two daemons (tests, benchmarks) must not share one. */
 #define INSTANCE_PREFIX "radaemon."
 #define EVENT "events/block/block_rq_issue/"
-/* Per CPU: some 3500 requests an interval. */
-#define BUFFER_KB "256"
+/* Per CPU: some 3500 requests, or as many page-cache reads, an interval. */
+#define BUFFER_KB "512"
 /* One interval's reading per CPU, at most: a storm of tiny requests costs no more than this. */
 #define DRAIN_MAX_BYTES (1024 * 1024)
 /* The kernel refuses a filter of a page or more. */
@@ -32,6 +33,12 @@ struct RaTracer {
         size_t n_cpus;
         RaTraceEvent *events; /* one drain's, to be put in time order */
         size_t n_events, max_events;
+
+        RaPcacheFormat pformat; /* the page-cache events, where evidence says they are on */
+        RaEvidence evidence;
+        RaPcacheEvent *pevents;
+        size_t n_pevents, max_pevents;
+        char *mounted; /* tracefs, where we mounted it */
 };
 
 static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
@@ -52,6 +59,13 @@ static int read_attr(const RaTracer *t, const char *attr, char *buf, size_t size
         return ra_read_file_at(dfd, attr, buf, size);
 }
 
+static int write_event_attr(const RaTracer *t, RaPcacheKind k, const char *attr, const char *value) {
+        char path[128];
+
+        (void) snprintf(path, sizeof(path), "events/%s/%s", ra_pcache_kind_path(k), attr);
+        return write_attr(t, path, value);
+}
+
 RaTracer *ra_tracer_close(RaTracer *t) {
         if (!t)
                 return NULL;
@@ -61,11 +75,19 @@ RaTracer *ra_tracer_close(RaTracer *t) {
                 (void) ra_close(t->cpus[i]);
         free(t->cpus);
         free(t->events);
+        free(t->pevents);
         if (t->dir) {
                 (void) write_attr(t, EVENT "enable", "0");
+                for (RaPcacheKind k = 0; k < _RA_PCACHE_KIND_MAX; k++)
+                        if (t->pformat.events[k].id != 0)
+                                (void) write_event_attr(t, k, "enable", "0");
                 (void) rmdir(t->dir);
         }
         free(t->dir);
+        /* Left as found: a tracefs we mounted goes again (lazily: other readers keep theirs). */
+        if (t->mounted)
+                (void) umount2(t->mounted, MNT_DETACH);
+        free(t->mounted);
         free(t);
         return NULL;
 }
@@ -111,6 +133,61 @@ static int read_format(const char *root, RaTraceFormat *ret) {
         if (r < 0)
                 return r;
         return ra_trace_format_parse(header, event, ret);
+}
+
+/* The page-cache events this kernel has; -ENOENT when it has none this can use. */
+static int read_pcache_format(const char *root, RaPcacheFormat *ret) {
+        _cleanup_close_ int dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        char *texts[_RA_PCACHE_KIND_MAX] = {};
+        _cleanup_free_ char *header = malloc(FORMAT_MAX);
+        int r;
+
+        if (!header)
+                return -ENOMEM;
+        if (dfd < 0)
+                return negative_errno();
+        r = ra_read_file_at(dfd, "events/header_page", header, FORMAT_MAX);
+        if (r < 0)
+                return r;
+
+        for (RaPcacheKind k = 0; k < _RA_PCACHE_KIND_MAX; k++) {
+                char path[128];
+
+                texts[k] = malloc(FORMAT_MAX);
+                if (!texts[k]) {
+                        r = -ENOMEM;
+                        break;
+                }
+                (void) snprintf(path, sizeof(path), "events/%s/format", ra_pcache_kind_path(k));
+                if (ra_read_file_at(dfd, path, texts[k], FORMAT_MAX) < 0)
+                        texts[k] = mfree(texts[k]);
+        }
+        if (r >= 0)
+                r = ra_pcache_format_parse(header, (const char *const *) texts, ret);
+        for (RaPcacheKind k = 0; k < _RA_PCACHE_KIND_MAX; k++)
+                free(texts[k]);
+        return r;
+}
+
+/* Turns the page-cache events on, with a filter that passes nothing until the map is known. */
+static void enable_pcache(RaTracer *t) {
+        int r = 0;
+
+        for (RaPcacheKind k = 0; k < _RA_PCACHE_KIND_MAX && r >= 0; k++)
+                if (t->pformat.events[k].id != 0) {
+                        r = write_event_attr(t, k, "filter", "s_dev == 0");
+                        if (r >= 0)
+                                r = write_event_attr(t, k, "enable", "1");
+                }
+        if (r >= 0)
+                return;
+
+        /* Half on is worse than off: the block requests remain. */
+        for (RaPcacheKind k = 0; k < _RA_PCACHE_KIND_MAX; k++)
+                if (t->pformat.events[k].id != 0)
+                        (void) write_event_attr(t, k, "enable", "0");
+        t->pformat = (RaPcacheFormat){};
+        t->evidence = RA_EVIDENCE_BLOCK;
 }
 
 /* A read of trace_pipe_raw returns one sub-buffer: a page, unless the kernel says otherwise. */
@@ -171,20 +248,31 @@ int ra_tracer_open(RaTracer **ret) {
         char path[256];
         int r;
 
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+
         for (size_t i = 0; i < ELEMENTSOF(roots) && !root; i++) {
                 (void) snprintf(path, sizeof(path), "%s/instances", roots[i]);
                 if (access(path, F_OK) == 0)
                         root = roots[i];
         }
-        if (!root)
-                return -ENOENT;
+
+        /* Where nobody mounted tracefs (a machine without systemd, a container), we may. */
+        if (!root) {
+                if (mount("tracefs", roots[0], "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                        return errno == ENOENT || errno == ENODEV ? -ENOENT : negative_errno();
+                t->mounted = strdup(roots[0]);
+                if (!t->mounted) {
+                        (void) umount2(roots[0], MNT_DETACH);
+                        return -ENOMEM;
+                }
+                root = roots[0];
+        }
 
         (void) snprintf(path, sizeof(path), "%s/instances", root);
         remove_stale_instances(path);
 
-        t = calloc(1, sizeof(*t));
-        if (!t)
-                return -ENOMEM;
         r = read_format(root, &t->format);
         if (r < 0)
                 return r;
@@ -209,6 +297,12 @@ int ra_tracer_open(RaTracer **ret) {
                 r = open_cpus(t);
         if (r < 0)
                 return r;
+
+        t->evidence = RA_EVIDENCE_BLOCK;
+        if (read_pcache_format(root, &t->pformat) >= 0) {
+                t->evidence = t->pformat.evidence;
+                enable_pcache(t);
+        }
         t->page_size = read_page_size(t);
 
         *ret = TAKE_PTR(t);
@@ -217,6 +311,27 @@ int ra_tracer_open(RaTracer **ret) {
 
 const char *ra_tracer_path(const RaTracer *t) {
         return t->dir;
+}
+
+RaEvidence ra_tracer_evidence(const RaTracer *t) {
+        return t->evidence;
+}
+
+const char *ra_tracer_mounted(const RaTracer *t) {
+        return t->mounted;
+}
+
+int ra_tracer_set_superblocks(RaTracer *t, const RaSbMap *map) {
+        char filter[FILTER_MAX];
+        int r;
+
+        if (t->evidence < RA_EVIDENCE_FILEMAP)
+                return 0;
+        r = ra_sbmap_filter(map, filter, sizeof(filter));
+        for (RaPcacheKind k = 0; k < _RA_PCACHE_KIND_MAX && r >= 0; k++)
+                if (t->pformat.events[k].id != 0)
+                        r = write_event_attr(t, k, "filter", filter);
+        return r;
 }
 
 int ra_tracer_set_devices(RaTracer *t, const dev_t *devices, size_t n) {
@@ -258,6 +373,30 @@ static void collect(void *userdata, const RaTraceEvent *e) {
         t->events[t->n_events++] = *e;
 }
 
+static void collect_pcache(void *userdata, const RaPcacheEvent *e) {
+        RaTracer *t = userdata;
+
+        if (t->n_pevents == t->max_pevents) {
+                size_t n = t->max_pevents ? t->max_pevents * 2 : 1024;
+                RaPcacheEvent *events = reallocarray(t->pevents, n, sizeof(*events));
+
+                if (!events)
+                        return;
+                t->pevents = events;
+                t->max_pevents = n;
+        }
+        t->pevents[t->n_pevents++] = *e;
+}
+
+static int pcache_by_time(const void *a, const void *b) {
+        const RaPcacheEvent *x = a, *y = b;
+
+        /* Same time: what caused a window comes before the window (the kinds are in that order). */
+        if (x->time_ns != y->time_ns)
+                return x->time_ns < y->time_ns ? -1 : 1;
+        return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
 static int by_time(const void *a, const void *b) {
         const RaTraceEvent *x = a, *y = b;
 
@@ -278,11 +417,13 @@ static int drain_cpu(RaTracer *t, int fd, uint8_t *page) {
                         return 0;
                 /* A page cut short or not understood is skipped: the next one starts afresh. */
                 (void) ra_trace_page_parse(&t->format, page, (size_t) n, collect, t);
+                if (t->evidence >= RA_EVIDENCE_FILEMAP)
+                        (void) ra_pcache_page_parse(&t->pformat, page, (size_t) n, collect_pcache, t);
         }
         return 0;
 }
 
-int ra_tracer_drain(RaTracer *t, RaTraceHandler fn, void *userdata) {
+int ra_tracer_drain(RaTracer *t, RaTraceHandler fn, RaPcacheHandler pfn, void *userdata) {
         _cleanup_free_ uint8_t *page = malloc(t->page_size);
         int r = 0;
 
@@ -290,13 +431,22 @@ int ra_tracer_drain(RaTracer *t, RaTraceHandler fn, void *userdata) {
                 return -ENOMEM;
 
         /* Each CPU's buffer is in time order; a stream's requests may be spread over several. */
-        t->n_events = 0;
+        t->n_events = t->n_pevents = 0;
         for (size_t i = 0; i < t->n_cpus && r >= 0; i++)
                 r = drain_cpu(t, t->cpus[i], page);
         if (t->n_events > 1)
                 qsort(t->events, t->n_events, sizeof(*t->events), by_time);
         for (size_t i = 0; i < t->n_events; i++)
                 fn(userdata, &t->events[i]);
+        if (t->n_pevents > 1)
+                qsort(t->pevents, t->n_pevents, sizeof(*t->pevents), pcache_by_time);
+        for (size_t i = 0; i < t->n_pevents; i++)
+                pfn(userdata, &t->pevents[i]);
+        if (t->max_pevents > 4096) {
+                t->pevents = mfree(t->pevents);
+                t->max_pevents = 0;
+        }
+        t->n_pevents = 0;
 
         /* A burst's worth of events is not kept for the quiet intervals after it. */
         if (t->max_events > 4096) {

@@ -5,6 +5,8 @@
 #include <sys/types.h>
 
 #include "ra-macro.h"
+#include "ra-pcache.h"
+#include "ra-sbmap.h"
 #include "ra-trace.h"
 
 /*
@@ -19,7 +21,14 @@
  */
 typedef struct RaTracer RaTracer;
 
-/* -ENOENT when tracefs is not mounted, -EACCES when we may not use it. */
+/*
+ * The same instance carries the page-cache events (ra-pcache) where the
+ * kernel has them, filtered to the superblocks of the managed disks.
+ *
+ * Where tracefs is not mounted, it is mounted at /sys/kernel/tracing (and
+ * unmounted at close). -ENOENT when the kernel has no tracefs, -EPERM or
+ * -EACCES when we may not mount or use it.
+ */
 int ra_tracer_open(RaTracer **ret);
 RaTracer *ra_tracer_close(RaTracer *t);
 RA_DEFINE_CLEANUP(RaTracer, ra_tracer_close)
@@ -27,9 +36,22 @@ RA_DEFINE_CLEANUP(RaTracer, ra_tracer_close)
 /* The devices whose reads are wanted; the kernel drops everything else. */
 int ra_tracer_set_devices(RaTracer *t, const dev_t *devices, size_t n);
 
-/* Reads what the kernel has buffered and hands every read request to fn, in time order. */
+/* The superblocks whose page-cache events are wanted. */
+int ra_tracer_set_superblocks(RaTracer *t, const RaSbMap *map);
+
+/*
+ * Reads what the kernel has buffered and hands every read request to fn and
+ * every page-cache event to pfn, each in time order.
+ */
 typedef void (*RaTraceHandler)(void *userdata, const RaTraceEvent *e);
-int ra_tracer_drain(RaTracer *t, RaTraceHandler fn, void *userdata);
+typedef void (*RaPcacheHandler)(void *userdata, const RaPcacheEvent *e);
+int ra_tracer_drain(RaTracer *t, RaTraceHandler fn, RaPcacheHandler pfn, void *userdata);
+
+/* RA_EVIDENCE_READAHEAD, _FILEMAP or _BLOCK: what the instance sees. */
+RaEvidence ra_tracer_evidence(const RaTracer *t);
+
+/* Where we mounted tracefs ourselves; NULL where it was mounted. */
+const char *ra_tracer_mounted(const RaTracer *t);
 
 /* Where the instance lives, for messages. */
 const char *ra_tracer_path(const RaTracer *t);

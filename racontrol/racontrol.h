@@ -41,6 +41,7 @@ typedef struct RcDevice {
         char *source;
         char *reason;
         char *workload;
+        char *evidence;
         uint64_t size_bytes;
         uint64_t read_bytes_per_sec;
         uint64_t avg_read_request_bytes;
@@ -67,6 +68,11 @@ int rc_get_devices(RcContext *c, RcDevice **ret, size_t *ret_n);
 int rc_get_device(RcContext *c, const char *name, RcDevice *ret);
 /* The manager's Version, Mode and StateError. */
 int rc_get_manager(RcContext *c, char **ret_version, char **ret_mode, char **ret_state_error);
+
+/* The manager's Evidence and LearningOff ("" while learning works). */
+int rc_get_learning(RcContext *c, char **ret_evidence, char **ret_learning_off);
+/* One line on what learning sees, or why it is off. */
+void rc_print_learning(const char *evidence, const char *learning_off);
 
 /*
  * Reads one property of a device into d; returns 0 when the name is not a

@@ -31,6 +31,7 @@ void rc_device_clear(RcDevice *d) {
         free(d->source);
         free(d->reason);
         free(d->workload);
+        free(d->evidence);
         *d = (RcDevice){};
 }
 
@@ -46,6 +47,7 @@ static const struct {
         { "Source", 's', offsetof(RcDevice, source) },
         { "Reason", 's', offsetof(RcDevice, reason) },
         { "Workload", 's', offsetof(RcDevice, workload) },
+        { "Evidence", 's', offsetof(RcDevice, evidence) },
         { "SizeBytes", 't', offsetof(RcDevice, size_bytes) },
         { "ReadBytesPerSec", 't', offsetof(RcDevice, read_bytes_per_sec) },
         { "AvgReadRequestBytes", 't', offsetof(RcDevice, avg_read_request_bytes) },
@@ -290,6 +292,24 @@ int rc_get_manager(RcContext *c, char **ret_version, char **ret_mode, char **ret
         if (r >= 0)
                 r = sd_bus_get_property_string(c->bus, RA_BUS_NAME, RA_BUS_PATH, RA_BUS_MANAGER_INTERFACE,
                                                "StateError", &error, ret_state_error);
+        if (r < 0)
+                return rc_report_error("reading the manager", &error, r);
+        return 0;
+}
+
+int rc_get_learning(RcContext *c, char **ret_evidence, char **ret_learning_off) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = rc_connect(c);
+        if (r != 0)
+                return r;
+
+        r = sd_bus_get_property_string(c->bus, RA_BUS_NAME, RA_BUS_PATH, RA_BUS_MANAGER_INTERFACE,
+                                       "Evidence", &error, ret_evidence);
+        if (r >= 0)
+                r = sd_bus_get_property_string(c->bus, RA_BUS_NAME, RA_BUS_PATH, RA_BUS_MANAGER_INTERFACE,
+                                               "LearningOff", &error, ret_learning_off);
         if (r < 0)
                 return rc_report_error("reading the manager", &error, r);
         return 0;

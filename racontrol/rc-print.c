@@ -70,7 +70,20 @@ void rc_json_device(const RcDevice *d) {
         printf("%" PRIu64, d->avg_read_request_bytes);
         json_key("workload", false);
         rc_json_string(d->workload);
+        json_key("evidence", false);
+        rc_json_string(d->evidence);
         putchar('}');
+}
+
+/* Evidence as people read it. */
+static const char *evidence_text(const char *evidence) {
+        if (ra_streq(evidence, "readahead"))
+                return "readahead per file (page cache)";
+        if (ra_streq(evidence, "page-cache"))
+                return "pages added to the page cache per file";
+        if (ra_streq(evidence, "block"))
+                return "block requests";
+        return "nothing yet";
 }
 
 void rc_print_device(const RcDevice *d) {
@@ -85,10 +98,17 @@ void rc_print_device(const RcDevice *d) {
                "ReadAhead:     %" PRIu32 " KiB in sysfs, %" PRIu32 " KiB wanted\n"
                "Source:        %s\n"
                "Reason:        %s\n"
-               "Workload:      %s, %s/s read, %s per request\n",
+               "Workload:      %s, %s/s read, %s per request, judged from %s\n",
                d->name, d->node ?: "", d->identity ?: "", ra_format_size(d->size_bytes, size),
                d->rotational ? "yes" : "no", d->removable ? "yes" : "no", d->transport ?: "",
                d->read_ahead_kb, d->target_kb, d->source ?: "", d->reason ?: "", d->workload ?: "",
                ra_format_size(d->read_bytes_per_sec, rate),
-               ra_format_size(d->avg_read_request_bytes, request));
+               ra_format_size(d->avg_read_request_bytes, request), evidence_text(d->evidence));
+}
+
+void rc_print_learning(const char *evidence, const char *learning_off) {
+        if (learning_off && learning_off[0])
+                printf("Learning:      off: %s\n", learning_off);
+        else
+                printf("Learning:      from %s\n", evidence_text(evidence));
 }

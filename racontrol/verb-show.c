@@ -3,21 +3,30 @@
 
 #include <stdio.h>
 
+#include "ra-util.h"
 #include "racontrol.h"
 
 int verb_show(RcContext *c, char **args) {
+        _cleanup_free_ char *evidence = NULL, *learning_off = NULL;
         RcDevice d;
         int r;
 
         r = rc_get_device(c, args[0], &d);
         if (r != 0)
                 return r;
+        r = rc_get_learning(c, &evidence, &learning_off);
+        if (r != 0) {
+                rc_device_clear(&d);
+                return r;
+        }
 
         if (c->json) {
                 rc_json_device(&d);
                 putchar('\n');
-        } else
+        } else {
                 rc_print_device(&d);
+                rc_print_learning(evidence, learning_off);
+        }
 
         rc_device_clear(&d);
         return 0;

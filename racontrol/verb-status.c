@@ -8,8 +8,13 @@
 #include "ra-util.h"
 #include "racontrol.h"
 
-static void print_table(const RcDevice *devices, size_t n, const char *mode, const char *state_error) {
+static void print_table(const RcDevice *devices, size_t n, const char *mode, const char *state_error,
+                        const char *learning_off) {
         int width = (int) strlen("DEVICE");
+
+        /* Above the table: the values below are then priors, pins and stored ones only. */
+        if (learning_off[0])
+                printf("Learning is off: %s\n\n", learning_off);
 
         for (size_t i = 0; i < n; i++)
                 if ((int) strlen(devices[i].name ?: "") > width)
@@ -38,12 +43,16 @@ static void print_table(const RcDevice *devices, size_t n, const char *mode, con
 }
 
 int verb_status(RcContext *c, char **args) {
-        _cleanup_free_ char *version = NULL, *mode = NULL, *state_error = NULL;
+        _cleanup_free_ char *version = NULL, *mode = NULL, *state_error = NULL, *evidence = NULL,
+                            *learning_off = NULL;
         RcDevice *devices = NULL;
         size_t n = 0;
         int r;
 
         r = rc_get_manager(c, &version, &mode, &state_error);
+        if (r != 0)
+                return r;
+        r = rc_get_learning(c, &evidence, &learning_off);
         if (r != 0)
                 return r;
         r = rc_get_devices(c, &devices, &n);
@@ -57,6 +66,10 @@ int verb_status(RcContext *c, char **args) {
                 rc_json_string(mode);
                 fputs(",\"state_error\":", stdout);
                 rc_json_string(state_error);
+                fputs(",\"evidence\":", stdout);
+                rc_json_string(evidence);
+                fputs(",\"learning_off\":", stdout);
+                rc_json_string(learning_off);
                 fputs(",\"devices\":[", stdout);
                 for (size_t i = 0; i < n; i++) {
                         if (i > 0)
@@ -65,7 +78,7 @@ int verb_status(RcContext *c, char **args) {
                 }
                 fputs("]}\n", stdout);
         } else
-                print_table(devices, n, mode, state_error);
+                print_table(devices, n, mode, state_error, learning_off);
 
         for (size_t i = 0; i < n; i++)
                 rc_device_clear(&devices[i]);

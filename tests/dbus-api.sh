@@ -30,12 +30,16 @@ import json, sys
 path, tiny, big, tmp = sys.argv[1:]
 doc = json.load(open(path))
 assert doc["mode"] == "auto", doc["mode"]
+# This kernel has the readahead tracepoints, and lib.sh mounts tracefs.
+assert doc["evidence"] == "readahead", doc["evidence"]
+assert doc["learning_off"] == "", doc["learning_off"]
 assert isinstance(doc["version"], str) and doc["version"], doc["version"]
 devs = {d["name"]: d for d in doc["devices"]}
 assert sorted(devs) == sorted([tiny, big]), sorted(devs)
 types = {"name": str, "node": str, "identity": str, "size_bytes": int, "rotational": bool,
          "removable": bool, "transport": str, "read_ahead_kb": int, "target_kb": int, "source": str,
-         "reason": str, "read_bytes_per_sec": int, "avg_read_request_bytes": int, "workload": str}
+         "reason": str, "read_bytes_per_sec": int, "avg_read_request_bytes": int, "workload": str,
+         "evidence": str}
 for d in doc["devices"]:
     assert set(d) == set(types), set(d) ^ set(types)
     for key, kind in types.items():
@@ -47,6 +51,7 @@ for d in doc["devices"]:
     assert d["source"] == "prior", d["source"]
     assert d["reason"].endswith(".") and len(d["reason"]) > 20, d["reason"]
     assert d["workload"] in ("idle", "sequential", "random", "mixed"), d["workload"]
+    assert d["evidence"] in ("none", "block", "page-cache", "readahead"), d["evidence"]
 t, b = devs[tiny], devs[big]
 assert t["size_bytes"] == 505 * 1024 and t["target_kb"] == 4, t
 assert t["identity"] == f"loop:{tmp}/tiny.img", t["identity"]

@@ -25,7 +25,7 @@ interval_ms = 500
 state_dir = $T/state
 CONF
 ra_start_daemon
-ra_daemon_log_has "Tracing block requests through" || ra_fail "the tracer is not on"
+ra_daemon_log_has "Tracing .*block requests through" || ra_fail "the tracer is not on"
 prior_seq=$(ra_kb "$seq")
 prior_rnd=$(ra_kb "$rnd")
 

@@ -91,6 +91,9 @@ ra_setup() {
 	# One integration test at a time: they share udevd and the loop range.
 	exec 9>/run/radaemon-tests.lock
 	flock 9
+	# A daemon mounts tracefs where it is not mounted (and unmounts it at
+	# exit); one that is killed cannot: the test leaves tracefs as it found it.
+	mountpoint -q /sys/kernel/tracing || TRACEFS_MOUNTED=1
 	ra_watchdog
 	ra_start_udevd
 }
@@ -222,7 +225,6 @@ ra_busctl() { busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" "$@"; }
 ra_tracefs() {
 	[[ -d /sys/kernel/tracing/instances ]] && return 0
 	mount -t tracefs nodev /sys/kernel/tracing || ra_skip "cannot mount tracefs"
-	TRACEFS_MOUNTED=1
 }
 
 # ra_throttle NAME DEV IOPS BPS: a blkio cgroup (v1) that gives DEV a cost per
@@ -325,7 +327,7 @@ ra_cleanup() {
 		kill "$UDEVD_PID" 2>/dev/null || true
 		wait "$UDEVD_PID" 2>/dev/null || true
 	fi
-	if [[ -n $TRACEFS_MOUNTED ]]; then
+	if [[ -n $TRACEFS_MOUNTED ]] && mountpoint -q /sys/kernel/tracing; then
 		umount /sys/kernel/tracing 2>/dev/null || ra_log "WARNING: could not unmount tracefs"
 	fi
 	[[ -n $T ]] && rm -rf "$T"

@@ -19,6 +19,8 @@ for tool in strace setpriv unshare; do
 done
 unit=$RA_BUILDDIR/systemd/radaemon.service
 [[ -f $unit ]] || ra_fail "no $unit; run make first"
+# systemd mounts tracefs before the unit (Wants=, After=sys-kernel-tracing.mount).
+ra_tracefs
 ra_start_bus
 
 ra_new_loop tiny 505K

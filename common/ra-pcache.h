@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ra-trace.h"
+
+/*
+ * What the page cache says, file by file. Block requests hide which file a
+ * read belongs to: a tar of a tree reads every file in order, yet jumps once
+ * per file on the disk, which looks like random read-around. The kernel's
+ * readahead tracepoints say per (superblock, inode) why a window is read:
+ *
+ *  - readahead:page_cache_async_ra: a read reached the mark a previous
+ *    window left, so the file is being read in order;
+ *  - readahead:page_cache_sync_ra: a read missed the cache; in order when it
+ *    starts the file or continues at the file's previous position
+ *    (prev_pos), at random otherwise;
+ *  - filemap:mm_filemap_fault: an mmap fault, which reads a whole window
+ *    around itself (read-around) without passing through sync_ra;
+ *  - readahead:page_cache_ra_order and page_cache_ra_unbounded: the pages
+ *    then read, and the window (ra_pages) the file took at its open.
+ *
+ * Where those are missing (kernels before 6.10 or so),
+ * filemap:mm_filemap_add_to_page_cache still says per file which pages come
+ * in, and contiguity per inode tells streams from scattered reads.
+ */
+
+/* Where learning takes its evidence from, best first. */
+typedef enum RaEvidence {
+        RA_EVIDENCE_NONE,      /* no tracing: nothing to learn from */
+        RA_EVIDENCE_BLOCK,     /* block requests only */
+        RA_EVIDENCE_FILEMAP,   /* pages added to the page cache, per file */
+        RA_EVIDENCE_READAHEAD, /* the readahead tracepoints, per file */
+        _RA_EVIDENCE_MAX,
+} RaEvidence;
+
+const char *ra_evidence_to_string(RaEvidence e);
+
+typedef enum RaPcacheKind {
+        /* Causes first, then what they read: events of one time sort in that order. */
+        RA_PCACHE_SYNC,      /* readahead:page_cache_sync_ra */
+        RA_PCACHE_ASYNC,     /* readahead:page_cache_async_ra */
+        RA_PCACHE_FAULT,     /* filemap:mm_filemap_fault */
+        RA_PCACHE_ORDER,     /* readahead:page_cache_ra_order */
+        RA_PCACHE_UNBOUNDED, /* readahead:page_cache_ra_unbounded */
+        RA_PCACHE_ADD,       /* filemap:mm_filemap_add_to_page_cache */
+        _RA_PCACHE_KIND_MAX,
+} RaPcacheKind;
+
+/* The tracefs path of each event, under events/. */
+const char *ra_pcache_kind_path(RaPcacheKind k);
+
+/* One event's record layout; id 0: the event is not there (or not readable). */
+typedef struct RaPcacheEventFormat {
+        uint16_t id;
+        RaTraceField i_ino, s_dev, index, size, async_size, ra_pages, mmap_miss, prev_pos, req_count,
+                nr_to_read, order;
+} RaPcacheEventFormat;
+
+typedef struct RaPcacheFormat {
+        RaTracePage page;
+        RaPcacheEventFormat events[_RA_PCACHE_KIND_MAX];
+        RaEvidence evidence; /* RA_EVIDENCE_READAHEAD or RA_EVIDENCE_FILEMAP */
+} RaPcacheFormat;
+
+/* Parses one event's format file; -EINVAL when a field it needs is missing or has a size this cannot read.
+ */
+int ra_pcache_event_format_parse(RaPcacheKind k, const char *text, RaPcacheEventFormat *ret);
+
+/*
+ * Parses events/header_page and each event's format (texts[k], NULL where
+ * the kernel lacks the event). Events that do not parse are left out.
+ * Returns -ENOENT when neither the readahead events (sync, async and
+ * ra_order at least) nor mm_filemap_add_to_page_cache can be read.
+ */
+int ra_pcache_format_parse(const char *header_page, const char *const texts[_RA_PCACHE_KIND_MAX],
+                           RaPcacheFormat *ret);
+
+typedef struct RaPcacheEvent {
+        uint64_t time_ns;
+        RaPcacheKind kind;
+        uint32_t s_dev; /* the kernel's encoding: major << 20 | minor */
+        uint64_t ino;
+        uint64_t index; /* in pages */
+        uint32_t size, async_size, ra_pages, mmap_miss;
+        int64_t prev_pos;   /* bytes; -1: nothing read since the open */
+        uint64_t req_count; /* pages the program asked for */
+        uint64_t nr;        /* pages read: ra_order's size, ra_unbounded's nr_to_read, 1 << order added */
+} RaPcacheEvent;
+
+typedef void (*RaPcacheEventFn)(void *userdata, const RaPcacheEvent *e);
+
+/*
+ * Hands every page-cache record of one page of trace_pipe_raw to fn, in
+ * order; records of other events are skipped. Returns the number handed
+ * over, or -EINVAL for a page that does not parse.
+ */
+int ra_pcache_page_parse(const RaPcacheFormat *f, const void *page, size_t size, RaPcacheEventFn fn,
+                         void *userdata);
+
+/* --- the per-file stream model ---------------------------------------------- */
+
+#define RA_PCACHE_STREAMS 32
+#define RA_PCACHE_REQ_BUCKETS 12 /* one page << n */
+
+typedef enum RaPcacheCause {
+        RA_CAUSE_NONE,
+        RA_CAUSE_SEQUENTIAL,   /* async readahead, or a miss where the file's reading goes on */
+        RA_CAUSE_RANDOM,       /* a miss away from where the file was read before */
+        RA_CAUSE_FAULT_RANDOM, /* an mmap fault away from what the file has read */
+        RA_CAUSE_FAULT_FIRST,  /* a file's first fault: nothing to tell it by yet */
+} RaPcacheCause;
+
+/* One file being read: where its reading stands and why its next window is read. */
+typedef struct RaPcacheStream {
+        uint32_t s_dev;
+        uint64_t ino;
+        uint64_t start; /* the last window read: [start, next) in pages */
+        uint64_t next;
+        uint64_t run;        /* fallback: pages added contiguously so far... */
+        bool run_from_start; /* ...from the file's first page */
+        uint32_t ra_pages;   /* the window the file took at its open */
+        RaPcacheCause pending;
+        uint64_t req_count; /* of the read that made pending */
+        uint64_t last_seen;
+        uint64_t interval; /* the last interval it read in */
+        bool used;
+} RaPcacheStream;
+
+/* What one interval's page-cache events showed for one knob. */
+typedef struct RaPcacheSummary {
+        uint64_t events;
+        uint64_t files;         /* files read from */
+        uint64_t seq_reads;     /* windows read for files read in order */
+        uint64_t seq_bytes;     /* what they read */
+        uint64_t full_bytes;    /* of seq_bytes, in windows as large as the file's window allows */
+        uint64_t window_bytes;  /* of seq_bytes, by files under the window in force */
+        uint64_t random_reads;  /* reads away from where their file was read before */
+        uint64_t random_bytes;  /* what they read */
+        uint64_t waste_bytes;   /* of random_bytes, beyond what the reads asked for */
+        uint64_t random_faults; /* mmap faults among random_reads */
+        uint32_t req_kb;        /* the programs' usual read size (0: not known) */
+        uint32_t stream_kb;     /* the window of the files that read the most in order */
+} RaPcacheSummary;
+
+typedef struct RaPcacheAccount {
+        RaPcacheStream streams[RA_PCACHE_STREAMS];
+        uint64_t clock;
+        uint64_t interval;
+        uint32_t page_kb; /* 0: 4 */
+        RaPcacheSummary now;
+        uint64_t req_reads[RA_PCACHE_REQ_BUCKETS];
+        uint64_t req_pages[RA_PCACHE_REQ_BUCKETS];
+        uint64_t window_seq[4][2]; /* (ra_pages, sequential pages) of the windows seen this interval */
+} RaPcacheAccount;
+
+/* Accounts one event; window_kb is the knob's read_ahead_kb now (for the fallback and the credit). */
+void ra_pcache_account_add(RaPcacheAccount *a, const RaPcacheEvent *e, uint32_t window_kb);
+
+/* Hands out the interval's summary and starts the next; the streams stay. */
+void ra_pcache_account_take(RaPcacheAccount *a, RaPcacheSummary *ret);

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "ra-sbmap.h"
+
+/*
+ * Builds the superblock map of the managed disks: each disk's raw inode and
+ * its partitions' (from sysfs), and every file system mounted on one of them
+ * (from mountinfo, read with libmount). mountinfo is the path of a
+ * mountinfo file (/proc/self/mountinfo; tests give their own); sysfs_root
+ * is where dev/block/M:m lives (/sys).
+ */
+int ra_mounts_build(const char *mountinfo, const char *sysfs_root, const dev_t *disks, size_t n_disks,
+                    RaSbMap *ret);

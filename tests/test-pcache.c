@@ -1,0 +1,660 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The page-cache evidence: the tracepoint formats as this kernel writes
+ * them, the records of real tools (tests/pcache/<workload>.raw, made by
+ * tests/pcache/record.py: ext4 on a loop device, read_ahead_kb 128, cold
+ * cache), the per-file stream model, and the adaptive policy fed with them.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "ra-adapt.h"
+#include "ra-pcache.h"
+#include "ra-sbmap.h"
+#include "test-helpers.h"
+
+#define FIXTURES ABS_TOP_SRCDIR "/tests/pcache/"
+/* The loop device the fixtures were recorded on: 7:0. */
+#define RECORDED_DEV (UINT32_C(7) << 20)
+#define RECORDED_KB 128u
+
+static const char *const format_files[_RA_PCACHE_KIND_MAX] = {
+        [RA_PCACHE_SYNC] = "page_cache_sync_ra",
+        [RA_PCACHE_ASYNC] = "page_cache_async_ra",
+        [RA_PCACHE_FAULT] = "mm_filemap_fault",
+        [RA_PCACHE_ORDER] = "page_cache_ra_order",
+        [RA_PCACHE_UNBOUNDED] = "page_cache_ra_unbounded",
+        [RA_PCACHE_ADD] = "mm_filemap_add_to_page_cache",
+};
+
+static char *slurp(const char *name, size_t *ret_size) {
+        char path[512];
+        FILE *f;
+        char *buf;
+        long n;
+
+        (void) snprintf(path, sizeof(path), FIXTURES "%s", name);
+        f = fopen(path, "re");
+        ck_assert_msg(f, "cannot open %s", path);
+        ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+        n = ftell(f);
+        ck_assert_int_ge(n, 0);
+        rewind(f);
+        buf = calloc(1, (size_t) n + 1);
+        ck_assert_ptr_nonnull(buf);
+        ck_assert_uint_eq(fread(buf, 1, (size_t) n, f), (size_t) n);
+        fclose(f);
+        if (ret_size)
+                *ret_size = (size_t) n;
+        return buf;
+}
+
+typedef struct Formats {
+        char *header;
+        char *texts[_RA_PCACHE_KIND_MAX];
+} Formats;
+
+static void formats_load(Formats *f) {
+        char name[128];
+
+        f->header = slurp("format/header_page", NULL);
+        for (RaPcacheKind k = 0; k < _RA_PCACHE_KIND_MAX; k++) {
+                (void) snprintf(name, sizeof(name), "format/%s", format_files[k]);
+                f->texts[k] = slurp(name, NULL);
+        }
+}
+
+static void formats_free(Formats *f) {
+        free(f->header);
+        for (RaPcacheKind k = 0; k < _RA_PCACHE_KIND_MAX; k++)
+                free(f->texts[k]);
+}
+
+static int parse_formats(const Formats *f, RaPcacheFormat *ret) {
+        return ra_pcache_format_parse(f->header, (const char *const *) f->texts, ret);
+}
+
+START_TEST(test_format) {
+        Formats fm = {};
+        RaPcacheFormat f;
+        const RaPcacheEventFormat *sync;
+
+        formats_load(&fm);
+        ck_assert_int_eq(parse_formats(&fm, &f), 0);
+        ck_assert_int_eq(f.evidence, RA_EVIDENCE_READAHEAD);
+        ck_assert_uint_eq(f.page.commit_size, 8);
+        ck_assert_uint_eq(f.page.data_offset, 16);
+
+        sync = &f.events[RA_PCACHE_SYNC];
+        ck_assert_uint_eq(sync->id, 617);
+        ck_assert_uint_eq(sync->i_ino.offset, 8);
+        ck_assert_uint_eq(sync->s_dev.offset, 16);
+        ck_assert_uint_eq(sync->index.offset, 24);
+        ck_assert_uint_eq(sync->ra_pages.offset, 44);
+        ck_assert_uint_eq(sync->mmap_miss.offset, 48);
+        ck_assert_uint_eq(sync->prev_pos.offset, 56);
+        ck_assert_uint_eq(sync->req_count.offset, 64);
+        ck_assert_uint_eq(f.events[RA_PCACHE_ORDER].size.offset, 36);
+        ck_assert_uint_eq(f.events[RA_PCACHE_UNBOUNDED].nr_to_read.offset, 32);
+        ck_assert_uint_ne(f.events[RA_PCACHE_FAULT].id, 0);
+        /* Beside the readahead events, the per-page flood of the fallback is not wanted. */
+        ck_assert_uint_eq(f.events[RA_PCACHE_ADD].id, 0);
+
+        /* An older kernel: only mm_filemap_add_to_page_cache. */
+        for (RaPcacheKind k = 0; k < RA_PCACHE_ADD; k++)
+                fm.texts[k] = (free(fm.texts[k]), NULL);
+        ck_assert_int_eq(parse_formats(&fm, &f), 0);
+        ck_assert_int_eq(f.evidence, RA_EVIDENCE_FILEMAP);
+        ck_assert_uint_eq(f.events[RA_PCACHE_ADD].id, 600);
+        ck_assert_uint_eq(f.events[RA_PCACHE_ADD].order.size, 1);
+
+        /* Nothing usable. */
+        fm.texts[RA_PCACHE_ADD] = (free(fm.texts[RA_PCACHE_ADD]), NULL);
+        ck_assert_int_eq(parse_formats(&fm, &f), -ENOENT);
+        formats_free(&fm);
+}
+END_TEST
+
+/* A field missing or of a size this cannot read drops that event, not a guess. */
+START_TEST(test_format_bad) {
+        Formats fm = {};
+        RaPcacheFormat f;
+        RaPcacheEventFormat e;
+        char *p;
+
+        formats_load(&fm);
+
+        p = strstr(fm.texts[RA_PCACHE_SYNC], "prev_pos;");
+        ck_assert_ptr_nonnull(p);
+        memcpy(p, "prev_xxx;", 9);
+        ck_assert_int_eq(ra_pcache_event_format_parse(RA_PCACHE_SYNC, fm.texts[RA_PCACHE_SYNC], &e),
+                         -EINVAL);
+        /* Without sync_ra, the readahead set is incomplete and nothing else is there. */
+        ck_assert_int_eq(parse_formats(&fm, &f), 0);
+        ck_assert_int_eq(f.evidence, RA_EVIDENCE_FILEMAP);
+
+        p = strstr(fm.texts[RA_PCACHE_ORDER], "offset:16;\tsize:4");
+        ck_assert_ptr_nonnull(p);
+        memcpy(p, "offset:16;\tsize:2", 17);
+        ck_assert_int_eq(ra_pcache_event_format_parse(RA_PCACHE_ORDER, fm.texts[RA_PCACHE_ORDER], &e),
+                         -EINVAL);
+
+        p = strstr(fm.texts[RA_PCACHE_FAULT], "ID:");
+        memcpy(p, "XX:", 3);
+        ck_assert_int_eq(ra_pcache_event_format_parse(RA_PCACHE_FAULT, fm.texts[RA_PCACHE_FAULT], &e),
+                         -EINVAL);
+        ck_assert_int_eq(ra_pcache_event_format_parse(RA_PCACHE_FAULT, "", &e), -EINVAL);
+
+        ck_assert_int_eq(ra_pcache_format_parse("", (const char *const *) fm.texts, &f), -EINVAL);
+        formats_free(&fm);
+}
+END_TEST
+
+/* A recorded stream: every event of a fixture, in time order, as the tracer hands them over. */
+typedef struct Recording {
+        RaPcacheEvent *events;
+        size_t n;
+        unsigned per_kind[_RA_PCACHE_KIND_MAX];
+} Recording;
+
+static void collect(void *userdata, const RaPcacheEvent *e) {
+        Recording *r = userdata;
+
+        r->events = reallocarray(r->events, r->n + 1, sizeof(*e));
+        ck_assert_ptr_nonnull(r->events);
+        r->events[r->n++] = *e;
+        r->per_kind[e->kind]++;
+}
+
+static int by_time(const void *a, const void *b) {
+        const RaPcacheEvent *x = a, *y = b;
+
+        if (x->time_ns != y->time_ns)
+                return x->time_ns < y->time_ns ? -1 : 1;
+        return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+static void record_load(const char *name, bool filemap, Recording *ret) {
+        Formats fm = {};
+        RaPcacheFormat f;
+        size_t size;
+        char *raw = slurp(name, &size);
+
+        formats_load(&fm);
+        if (filemap)
+                for (RaPcacheKind k = 0; k < RA_PCACHE_ADD; k++)
+                        fm.texts[k] = (free(fm.texts[k]), NULL);
+        ck_assert_int_eq(parse_formats(&fm, &f), 0);
+
+        *ret = (Recording){};
+        for (size_t off = 0; off + 4096 <= size; off += 4096)
+                ck_assert_int_ge(ra_pcache_page_parse(&f, raw + off, 4096, collect, ret), 0);
+        qsort(ret->events, ret->n, sizeof(*ret->events), by_time);
+        free(raw);
+        formats_free(&fm);
+}
+
+/* The whole recording as one interval. */
+static void record_account(const Recording *r, RaPcacheSummary *ret) {
+        RaPcacheAccount a = { .page_kb = 4 };
+
+        for (size_t i = 0; i < r->n; i++)
+                ra_pcache_account_add(&a, &r->events[i], RECORDED_KB);
+        ra_pcache_account_take(&a, ret);
+}
+
+START_TEST(test_pages) {
+        Recording r;
+
+        record_load("tar.raw", false, &r);
+        ck_assert_uint_gt(r.n, 100);
+        ck_assert_uint_gt(r.per_kind[RA_PCACHE_SYNC], 20);
+        ck_assert_uint_gt(r.per_kind[RA_PCACHE_ASYNC], 20);
+        ck_assert_uint_gt(r.per_kind[RA_PCACHE_ORDER], 40);
+        for (size_t i = 0; i < r.n; i++) {
+                ck_assert_uint_eq(r.events[i].s_dev, RECORDED_DEV);
+                if (r.events[i].kind == RA_PCACHE_SYNC || r.events[i].kind == RA_PCACHE_ASYNC)
+                        ck_assert_uint_eq(r.events[i].ra_pages, RECORDED_KB / 4);
+                if (i > 0)
+                        ck_assert_uint_ge(r.events[i].time_ns, r.events[i - 1].time_ns);
+        }
+        /* A file read from its start, before anything was read of it. */
+        ck_assert_int_eq(r.events[0].kind, RA_PCACHE_SYNC);
+        ck_assert_uint_eq(r.events[0].index, 0);
+        ck_assert_int_eq(r.events[0].prev_pos, -1);
+        free(r.events);
+
+        record_load("mmap-rand.raw", false, &r);
+        ck_assert_uint_ge(r.per_kind[RA_PCACHE_FAULT], 100);
+        free(r.events);
+
+        record_load("tar-filemap.raw", true, &r);
+        ck_assert_uint_gt(r.per_kind[RA_PCACHE_ADD], 50);
+        ck_assert_uint_eq(r.per_kind[RA_PCACHE_SYNC], 0);
+        free(r.events);
+}
+END_TEST
+
+/* Pages that do not parse are refused, and a short one hands over nothing. */
+START_TEST(test_pages_bad) {
+        Formats fm = {};
+        RaPcacheFormat f;
+        Recording r = {};
+        uint8_t page[64] = {};
+
+        formats_load(&fm);
+        ck_assert_int_eq(parse_formats(&fm, &f), 0);
+        ck_assert_int_eq(ra_pcache_page_parse(&f, page, 8, collect, &r), -EINVAL);
+        /* A commit longer than the page. */
+        page[8] = 0xff;
+        ck_assert_int_eq(ra_pcache_page_parse(&f, page, sizeof(page), collect, &r), -EINVAL);
+        ck_assert_uint_eq(r.n, 0);
+        formats_free(&fm);
+}
+END_TEST
+
+/* --- the stream model on the recordings ----------------------------------------- */
+
+START_TEST(test_model_tar) {
+        Recording r;
+        RaPcacheSummary s;
+
+        /* One file after another: each in order, whatever the disk sees between them. */
+        record_load("tar.raw", false, &r);
+        record_account(&r, &s);
+        ck_assert_uint_ge(s.files, 20);
+        ck_assert_uint_eq(s.random_reads, 0);
+        ck_assert_uint_eq(s.waste_bytes, 0);
+        ck_assert_uint_gt(s.seq_bytes, 5 * 1024 * 1024);
+        ck_assert_uint_eq(s.window_bytes, s.seq_bytes);
+        ck_assert_uint_gt(s.full_bytes * 5, s.seq_bytes);
+        ck_assert_uint_eq(s.stream_kb, RECORDED_KB);
+        /* tar reads 10 KiB at a time. */
+        ck_assert_uint_ge(s.req_kb, 8);
+        ck_assert_uint_le(s.req_kb, 12);
+        free(r.events);
+}
+END_TEST
+
+START_TEST(test_model_cat) {
+        Recording r;
+        RaPcacheSummary s;
+
+        /* Three readers over disjoint folders interleave on the disk, each file in order. */
+        record_load("cat.raw", false, &r);
+        record_account(&r, &s);
+        ck_assert_uint_ge(s.files, 20);
+        ck_assert_uint_eq(s.random_reads, 0);
+        ck_assert_uint_gt(s.seq_bytes, 5 * 1024 * 1024);
+        free(r.events);
+}
+END_TEST
+
+START_TEST(test_model_dd) {
+        Recording r;
+        RaPcacheSummary s;
+
+        record_load("dd.raw", false, &r);
+        record_account(&r, &s);
+        ck_assert_uint_eq(s.files, 1);
+        ck_assert_uint_eq(s.random_reads, 0);
+        ck_assert_uint_ge(s.seq_bytes, 15 * 1024 * 1024);
+        /* A long stream runs in full windows nearly all the way. */
+        ck_assert_uint_ge(s.full_bytes * 10, s.seq_bytes * 9);
+        ck_assert_uint_eq(s.req_kb, 4);
+        free(r.events);
+}
+END_TEST
+
+START_TEST(test_model_mmap_rand) {
+        Recording r;
+        RaPcacheSummary s;
+
+        /* Faults here and there, each reading a whole window around one page. */
+        record_load("mmap-rand.raw", false, &r);
+        record_account(&r, &s);
+        ck_assert_uint_ge(s.random_faults, 100);
+        ck_assert_uint_ge(s.random_bytes, s.seq_bytes * 4);
+        ck_assert_uint_ge(s.waste_bytes * 10, s.random_bytes * 9);
+        free(r.events);
+
+        /* The fallback: runs about a window long after jumps. */
+        record_load("mmap-rand-filemap.raw", true, &r);
+        record_account(&r, &s);
+        ck_assert_uint_ge(s.random_reads, 100);
+        ck_assert_uint_ge(s.random_bytes, s.seq_bytes * 4);
+        ck_assert_uint_ge(s.waste_bytes * 2, s.random_bytes);
+        free(r.events);
+}
+END_TEST
+
+START_TEST(test_model_tar_filemap) {
+        Recording r;
+        RaPcacheSummary s;
+
+        record_load("tar-filemap.raw", true, &r);
+        record_account(&r, &s);
+        ck_assert_uint_ge(s.files, 20);
+        ck_assert_uint_ge(s.seq_bytes, s.random_bytes);
+        free(r.events);
+}
+END_TEST
+
+START_TEST(test_model_sqlite) {
+        Recording r;
+        RaPcacheSummary s;
+
+        /* Point lookups: page-sized reads here and there, which readahead leaves as they are. */
+        record_load("sqlite.raw", false, &r);
+        record_account(&r, &s);
+        ck_assert_uint_ge(s.random_reads, 50);
+        ck_assert_uint_eq(s.random_faults, 0);
+        ck_assert_uint_le(s.waste_bytes * 4, s.random_bytes);
+        ck_assert_uint_eq(s.req_kb, 4);
+        free(r.events);
+}
+END_TEST
+
+/* Streams of files read in order interleave freely: per file, nothing jumps. */
+START_TEST(test_model_interleaved) {
+        RaPcacheAccount a = { .page_kb = 4 };
+        RaPcacheSummary s;
+
+        for (uint64_t step = 0; step < 8; step++)
+                for (uint64_t ino = 100; ino < 124; ino++) {
+                        RaPcacheEvent cause = {
+                                .kind = step == 0 ? RA_PCACHE_SYNC : RA_PCACHE_ASYNC,
+                                .s_dev = RECORDED_DEV,
+                                .ino = ino,
+                                .index = step * 32,
+                                .ra_pages = 32,
+                                .prev_pos = step == 0 ? -1 : (int64_t) (step * 32 - 1) * 4096,
+                                .req_count = 1,
+                        };
+                        RaPcacheEvent window = {
+                                .kind = RA_PCACHE_ORDER,
+                                .s_dev = RECORDED_DEV,
+                                .ino = ino,
+                                .index = step * 32,
+                                .ra_pages = 32,
+                                .nr = 32,
+                        };
+
+                        ra_pcache_account_add(&a, &cause, 128);
+                        ra_pcache_account_add(&a, &window, 128);
+                }
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_eq(s.files, 24);
+        ck_assert_uint_eq(s.random_reads, 0);
+        ck_assert_uint_eq(s.seq_bytes, 24 * 8 * 128 * 1024);
+        ck_assert_uint_eq(s.full_bytes, s.seq_bytes);
+
+        /* A file under another window is not credited to this one. */
+        ra_pcache_account_add(&a,
+                              &(RaPcacheEvent){ .kind = RA_PCACHE_ASYNC,
+                                                .s_dev = 1,
+                                                .ino = 1,
+                                                .index = 64,
+                                                .ra_pages = 512,
+                                                .prev_pos = 63 * 4096,
+                                                .req_count = 1 },
+                              128);
+        ra_pcache_account_add(&a,
+                              &(RaPcacheEvent){ .kind = RA_PCACHE_ORDER,
+                                                .s_dev = 1,
+                                                .ino = 1,
+                                                .index = 64,
+                                                .ra_pages = 512,
+                                                .nr = 128 },
+                              128);
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_eq(s.seq_bytes, 512 * 1024);
+        ck_assert_uint_eq(s.window_bytes, 0);
+        ck_assert_uint_eq(s.full_bytes, 0);
+        ck_assert_uint_eq(s.stream_kb, 2048);
+}
+END_TEST
+
+/* --- the policy fed with the recordings ----------------------------------------- */
+
+/* A 1 TiB disk that reads the fixture's bytes in a second. */
+static void observe(const RaPcacheSummary *s, uint32_t window_kb, double bytes_per_sec, RaObservation *ret) {
+        *ret = (RaObservation){
+                .rates = { .seconds = 1,
+                           .read_iops = 200,
+                           .read_bytes_per_sec = bytes_per_sec,
+                           .avg_read_request_bytes = (double) window_kb * 1024 },
+                .traced = true,
+                /* What the disk sees of a tree: a jump per file, which must not count. */
+                .trace = { .requests = 200,
+                           .jumps = 150,
+                           .bytes = s->seq_bytes + s->random_bytes,
+                           .request_kb = window_kb },
+                .window_kb = window_kb,
+                .evidence = RA_EVIDENCE_READAHEAD,
+                .pcache = *s,
+        };
+}
+
+static const RaAdaptLimits disk = {
+        .bounds = { .min_kb = 4, .max_kb = 8192 },
+        .size_cap_kb = 8192,
+        .max_sectors_kb = 1280,
+};
+
+/*
+ * Feeds a recording, interval after interval, as the disk runs it under the
+ * window learned so far (files take it at open: the recording's ra_pages are
+ * rewritten to the window in force), reading faster with larger windows.
+ */
+static uint32_t run_policy(const char *fixture, uint32_t start_kb, unsigned intervals, uint32_t *ret_min_kb,
+                           RaModel *m) {
+        Recording r;
+        uint32_t window = start_kb, lowest = start_kb;
+
+        record_load(fixture, false, &r);
+        for (unsigned i = 0; i < intervals; i++) {
+                RaPcacheAccount a = { .page_kb = 4 };
+                RaPcacheSummary s;
+                RaObservation o;
+
+                for (size_t j = 0; j < r.n; j++) {
+                        RaPcacheEvent e = r.events[j];
+
+                        /* Windows as large as the file's window are as large as the new one; none is larger.
+                         */
+                        if (e.kind == RA_PCACHE_ORDER && (e.nr >= e.ra_pages || e.nr > window / 4))
+                                e.nr = window / 4;
+                        if (e.ra_pages)
+                                e.ra_pages = window / 4;
+                        ra_pcache_account_add(&a, &e, window);
+                }
+                ra_pcache_account_take(&a, &s);
+                /* 1 TiB disk: larger windows read faster, up to 8 MiB. */
+                observe(&s, window, 20e6 + 5e6 * __builtin_ctz(window / 4 ?: 1), &o);
+                if (ra_adapt_update(m, &o, &disk))
+                        window = m->learned_kb;
+                if (window < lowest)
+                        lowest = window;
+        }
+        free(r.events);
+        if (ret_min_kb)
+                *ret_min_kb = lowest;
+        return window;
+}
+
+START_TEST(test_policy_tar) {
+        RaModel m = {};
+        uint32_t lowest, kb;
+
+        /* Many files, each read in order: sequential; it grows, and never drops below the default. */
+        kb = run_policy("tar.raw", 128, 80, &lowest, &m);
+        ck_assert_uint_ge(lowest, 128);
+        ck_assert_uint_ge(kb, 2048);
+        ck_assert_int_eq(m.workload, RA_WORKLOAD_SEQUENTIAL);
+        ck_assert_int_eq(m.evidence, RA_EVIDENCE_READAHEAD);
+}
+END_TEST
+
+START_TEST(test_policy_cat_dd) {
+        RaModel m = {};
+        uint32_t lowest;
+
+        ck_assert_uint_ge(run_policy("cat.raw", 128, 80, &lowest, &m), 2048);
+        ck_assert_uint_ge(lowest, 128);
+        m = (RaModel){};
+        ck_assert_uint_eq(run_policy("dd.raw", 128, 80, &lowest, &m), 8192);
+        ck_assert_uint_ge(lowest, 128);
+}
+END_TEST
+
+START_TEST(test_policy_mmap_rand) {
+        RaModel m = {};
+
+        /* Whole windows read around scattered faults: the waste the window makes. */
+        ck_assert_uint_eq(run_policy("mmap-rand.raw", 1024, 10, NULL, &m), 4);
+        ck_assert_int_eq(m.set_by, RA_WORKLOAD_RANDOM);
+        ck_assert_ptr_nonnull(strstr(m.reason, "mmap faults"));
+}
+END_TEST
+
+START_TEST(test_policy_sqlite) {
+        RaModel m = {};
+
+        /* Random, but page-sized reads that readahead leaves alone: nothing to cut. */
+        ck_assert_uint_eq(run_policy("sqlite.raw", 1024, 20, NULL, &m), 1024);
+        ck_assert_uint_eq(m.learned_kb, 0);
+}
+END_TEST
+
+/* A value set by one workload is undone by another only on more evidence than set it. */
+START_TEST(test_policy_settles) {
+        RaModel m = {};
+        uint32_t kb;
+
+        kb = run_policy("mmap-rand.raw", 1024, 10, NULL, &m);
+        ck_assert_uint_eq(kb, 4);
+        ck_assert_int_eq(m.set_by, RA_WORKLOAD_RANDOM);
+        /* A scan afterwards takes it up again, but not at its first confirmed interval. */
+        kb = run_policy("dd.raw", kb, RA_ADAPT_CONFIRM, NULL, &m);
+        ck_assert_uint_eq(kb, 4);
+        kb = run_policy("dd.raw", kb, 80, NULL, &m);
+        ck_assert_uint_ge(kb, 2048);
+}
+END_TEST
+
+/* The rule itself: a reversal needs one interval more than the evidence that set the value. */
+START_TEST(test_policy_strength) {
+        RaPcacheSummary waste = { .events = 400,
+                                  .files = 1,
+                                  .random_reads = 200,
+                                  .random_faults = 200,
+                                  .random_bytes = 200 * 8192 * 1024ull,
+                                  .waste_bytes = 199 * 8192 * 1024ull };
+        RaPcacheSummary scan = { .events = 40,
+                                 .files = 4,
+                                 .seq_reads = 20,
+                                 .seq_bytes = 80 << 20,
+                                 .full_bytes = 80 << 20,
+                                 .window_bytes = 80 << 20 };
+        RaModel m = {};
+        RaObservation o;
+
+        /* 8 MiB was measured fast before. */
+        for (int i = 0; i < 2; i++) {
+                observe(&scan, 8192, 150e6, &o);
+                (void) ra_adapt_update(&m, &o, &disk);
+        }
+        m.since_change = 0;
+        for (int i = 0; i < RA_ADAPT_CONFIRM; i++) {
+                observe(&waste, 8192, 50e6, &o);
+                (void) ra_adapt_update(&m, &o, &disk);
+        }
+        ck_assert_uint_eq(m.learned_kb, 4);
+        ck_assert_uint_eq(m.set_strength, RA_ADAPT_CONFIRM);
+
+        /* The scan again: 4 KiB judged, 8 MiB known faster, but only on more intervals than set 4 KiB. */
+        for (int i = 0; i < RA_ADAPT_CONFIRM; i++) {
+                observe(&scan, 4, 10e6, &o);
+                ck_assert(!ra_adapt_update(&m, &o, &disk));
+        }
+        observe(&scan, 4, 10e6, &o);
+        ck_assert(ra_adapt_update(&m, &o, &disk));
+        ck_assert_uint_eq(m.learned_kb, 8192);
+}
+END_TEST
+
+/* --- the superblock map ----------------------------------------------------------- */
+
+START_TEST(test_sbmap) {
+        RaSbMap m = {};
+        dev_t knob;
+        char filter[4096];
+
+        ck_assert_int_eq(ra_sbmap_add(&m, ra_kdev(makedev(8, 1)), 0, makedev(8, 0)), 0);
+        ck_assert_int_eq(ra_sbmap_add(&m, 0, ra_kdev(makedev(8, 0)), makedev(8, 0)), 0);
+        ck_assert_int_eq(ra_sbmap_add(&m, 0, ra_kdev(makedev(8, 1)), makedev(8, 0)), 0);
+        ck_assert_int_eq(ra_sbmap_add_anon(&m, 25), 0);
+        ck_assert_int_eq(ra_sbmap_add(&m, ra_kdev(makedev(8, 1)), 0, makedev(8, 0)), 0);
+        ck_assert_uint_eq(m.n, 3);
+
+        /* A file system on a partition: its disk. */
+        ck_assert(ra_sbmap_lookup(&m, ra_kdev(makedev(8, 1)), 1234, &knob));
+        ck_assert_uint_eq(knob, makedev(8, 0));
+        /* Raw reads of the disk and of its partition, through the block devices' superblock. */
+        ck_assert(ra_sbmap_lookup(&m, 3, ra_kdev(makedev(8, 0)), &knob));
+        ck_assert(ra_sbmap_lookup(&m, 3, ra_kdev(makedev(8, 1)), &knob));
+        ck_assert_uint_eq(knob, makedev(8, 0));
+        /* A tmpfs file with that inode number is not the disk. */
+        ck_assert(!ra_sbmap_lookup(&m, 25, ra_kdev(makedev(8, 0)), &knob));
+        /* Nothing else. */
+        ck_assert(!ra_sbmap_lookup(&m, ra_kdev(makedev(8, 16)), 1, &knob));
+        ck_assert(!ra_sbmap_lookup(&m, 3, 99, &knob));
+
+        ck_assert_int_eq(ra_sbmap_filter(&m, filter, sizeof(filter)), 0);
+        ck_assert_str_eq(filter,
+                         "(s_dev == 0 || s_dev == 8388609 || (s_dev < 1048576 && (i_ino == 8388608 || "
+                         "i_ino == 8388609)))");
+        /* Too long to name them: everything, picked when reading. */
+        ck_assert_int_eq(ra_sbmap_filter(&m, filter, 40), 0);
+        ck_assert_str_eq(filter, "s_dev != 0");
+        ck_assert_int_eq(ra_sbmap_filter(&m, filter, 4), -ENOBUFS);
+        ra_sbmap_clear(&m);
+        ck_assert_uint_eq(m.n, 0);
+}
+END_TEST
+
+static Suite *pcache_suite(void) {
+        Suite *s = suite_create("pcache");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_format);
+        tcase_add_test(tc, test_format_bad);
+        tcase_add_test(tc, test_pages);
+        tcase_add_test(tc, test_pages_bad);
+        tcase_add_test(tc, test_model_tar);
+        tcase_add_test(tc, test_model_cat);
+        tcase_add_test(tc, test_model_dd);
+        tcase_add_test(tc, test_model_mmap_rand);
+        tcase_add_test(tc, test_model_tar_filemap);
+        tcase_add_test(tc, test_model_sqlite);
+        tcase_add_test(tc, test_model_interleaved);
+        tcase_add_test(tc, test_policy_tar);
+        tcase_add_test(tc, test_policy_cat_dd);
+        tcase_add_test(tc, test_policy_mmap_rand);
+        tcase_add_test(tc, test_policy_sqlite);
+        tcase_add_test(tc, test_policy_settles);
+        tcase_add_test(tc, test_policy_strength);
+        tcase_add_test(tc, test_sbmap);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        return test_run(pcache_suite());
+}
