@@ -13,7 +13,16 @@ typedef struct RcContext {
         sd_bus *bus;
         bool json;
         bool runtime; /* set --runtime: the pin lasts until radaemon stops */
+        /* prefetch: --data, --threads, --budget */
+        bool data;
+        bool budget_set;
+        unsigned threads;
+        uint64_t budget;
 } RcContext;
+
+/* prefetch's threads unless --threads says otherwise: enough to keep a disk's queue full. */
+#define RC_PREFETCH_THREADS 16
+#define RC_PREFETCH_THREADS_MAX 1024
 
 /* Exit statuses, as racontrol(1) documents them. */
 #define RC_EXIT_FAILURE 1
@@ -27,6 +36,7 @@ int verb_auto(RcContext *c, char **args);
 int verb_reload(RcContext *c, char **args);
 int verb_monitor(RcContext *c, char **args);
 int verb_restore(RcContext *c, char **args);
+int verb_prefetch(RcContext *c, char **args);
 
 /* --- rc-bus.c: talking to radaemon --------------------------------------- */
 

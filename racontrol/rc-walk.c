@@ -1,0 +1,593 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "ra-macro.h"
+#include "rc-walk.h"
+
+/* One getdents64 call fills this much: a 100,000-entry directory in a few calls. */
+#define GETDENTS_BUFFER_SIZE (1024 * 1024)
+/* A directory with more entries than this is looked up by several threads at once. */
+#define CHUNK_ENTRIES 256
+
+/* A directory read and sorted; shared by the tasks that look its entries up. */
+typedef struct Dir {
+        atomic_uint refs;
+        int fd;
+        char *path;
+        const RcWalkRoot *root;
+        RaPrefetchEntry *entries;
+        size_t n;
+        char *names;
+} Dir;
+
+/* Read the directory at path, or look up entries [begin, end) of dir. */
+typedef struct Task {
+        struct Task *next;
+        char *path;
+        const RcWalkRoot *root;
+        Dir *dir;
+        size_t begin, end;
+} Task;
+
+struct RcWalk {
+        unsigned n_threads;
+        bool data;
+        uint64_t budget;
+
+        RcWalkRoot **roots; /* each allocated alone, so the pointers handed out stay valid */
+        size_t n_roots;
+
+        pthread_t *threads;
+        size_t n_started;
+        atomic_uint running;
+        atomic_bool stop;
+
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        Task *head, *tail;
+        unsigned busy;
+
+        RcWalkCounters counters;
+        char *first_error;
+
+        /* --data: regular files found by the walk, under lock. */
+        RaPrefetchFile *files;
+        char **file_paths;
+        size_t n_files, files_allocated;
+        uint64_t files_over, bytes_over;
+};
+
+static Dir *dir_unref(Dir *d) {
+        if (!d || atomic_fetch_sub(&d->refs, 1) > 1)
+                return NULL;
+        (void) ra_close(d->fd);
+        free(d->path);
+        free(d->entries);
+        free(d->names);
+        free(d);
+        return NULL;
+}
+
+static void task_free(Task *t) {
+        if (!t)
+                return;
+        free(t->path);
+        (void) dir_unref(t->dir);
+        free(t);
+}
+
+static char *path_join(const char *dir, const char *name) {
+        char *p;
+
+        if (asprintf(&p, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name) < 0)
+                return NULL;
+        return p;
+}
+
+static void note_error(RcWalk *w, const char *path, const char *name, int r) {
+        atomic_uint_fast64_t *counter;
+
+        if (r == -ENOENT)
+                counter = &w->counters.vanished;
+        else if (IN_SET(r, -EACCES, -EPERM))
+                counter = &w->counters.denied;
+        else
+                counter = &w->counters.errors;
+        atomic_fetch_add(counter, 1);
+
+        if (r == -ENOENT)
+                return; /* normal in a live tree: counted, never an error */
+
+        pthread_mutex_lock(&w->lock);
+        if (!w->first_error && asprintf(&w->first_error, "%s%s%s: %s", path, name ? "/" : "", name ?: "",
+                                        strerror(-r)) < 0)
+                w->first_error = NULL;
+        pthread_mutex_unlock(&w->lock);
+}
+
+/* Queues a task at the tail, so the walk goes in the order things were found. */
+static void push(RcWalk *w, Task *t) {
+        pthread_mutex_lock(&w->lock);
+        if (w->tail)
+                w->tail->next = t;
+        else
+                w->head = t;
+        w->tail = t;
+        pthread_cond_signal(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+}
+
+static int push_dir(RcWalk *w, const char *path, const RcWalkRoot *root) {
+        Task *t = calloc(1, sizeof(*t));
+
+        if (!t)
+                return -ENOMEM;
+        t->path = strdup(path);
+        if (!t->path) {
+                free(t);
+                return -ENOMEM;
+        }
+        t->root = root;
+        push(w, t);
+        return 0;
+}
+
+static bool same_mount(const RcWalkRoot *root, const struct statx *stx) {
+        if (root->has_mnt_id && (stx->stx_mask & STATX_MNT_ID))
+                return stx->stx_mnt_id == root->mnt_id;
+        return makedev(stx->stx_dev_major, stx->stx_dev_minor) == root->mnt_id;
+}
+
+/* --data: where the file starts on the device, for the read order. */
+static void add_data_file(RcWalk *w, Dir *d, const char *name, uint64_t size) {
+        struct {
+                struct fiemap map;
+                struct fiemap_extent extent;
+        } fm = {};
+        _cleanup_free_ char *path = NULL;
+        _cleanup_close_ int fd = -1;
+        uint64_t physical = UINT64_MAX;
+
+        fd = openat(d->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
+        if (fd < 0 && errno == EPERM) /* O_NOATIME is for the owner only */
+                fd = openat(d->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+                return note_error(w, d->path, name, -errno);
+
+        fm.map.fm_length = FIEMAP_MAX_OFFSET;
+        fm.map.fm_extent_count = 1;
+        /* Not every file system has FIEMAP: those files go last, in walk order. */
+        if (ioctl(fd, FS_IOC_FIEMAP, &fm.map) >= 0 && fm.map.fm_mapped_extents > 0 &&
+            !(fm.extent.fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC)))
+                physical = fm.extent.fe_physical;
+
+        path = path_join(d->path, name);
+        if (!path)
+                return note_error(w, d->path, name, -ENOMEM);
+
+        pthread_mutex_lock(&w->lock);
+        if (w->n_files == w->files_allocated) {
+                size_t n = w->files_allocated ? w->files_allocated * 2 : 1024;
+                RaPrefetchFile *files = reallocarray(w->files, n, sizeof(*files));
+                char **paths = files ? reallocarray(w->file_paths, n, sizeof(*paths)) : NULL;
+
+                if (files)
+                        w->files = files;
+                if (paths)
+                        w->file_paths = paths;
+                if (!files || !paths) {
+                        pthread_mutex_unlock(&w->lock);
+                        return note_error(w, d->path, name, -ENOMEM);
+                }
+                w->files_allocated = n;
+        }
+        w->files[w->n_files] = (RaPrefetchFile){ .physical = physical, .size = size, .id = (uint32_t) w->n_files };
+        w->file_paths[w->n_files++] = TAKE_PTR(path);
+        pthread_mutex_unlock(&w->lock);
+}
+
+/* The lookups that warm the inodes (and dentries) a later walk needs. */
+static void lookup_entries(RcWalk *w, Dir *d, size_t begin, size_t end) {
+        for (size_t i = begin; i < end && !atomic_load(&w->stop); i++) {
+                const char *name = d->names + d->entries[i].name_offset;
+                struct statx stx;
+
+                if (statx(d->fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+                          STATX_BASIC_STATS | STATX_MNT_ID, &stx) < 0) {
+                        note_error(w, d->path, name, -errno);
+                        continue;
+                }
+                atomic_fetch_add(&w->counters.entries, 1);
+
+                if (S_ISDIR(stx.stx_mode) && same_mount(d->root, &stx)) {
+                        _cleanup_free_ char *path = path_join(d->path, name);
+
+                        if (!path || push_dir(w, path, d->root) < 0)
+                                note_error(w, d->path, name, -ENOMEM);
+                } else if (w->data && S_ISREG(stx.stx_mode) && stx.stx_size > 0)
+                        add_data_file(w, d, name, stx.stx_size);
+        }
+}
+
+/* Reads a whole directory with large getdents64 calls. */
+static int read_dir(int fd, char *buf, RaPrefetchEntry **ret_entries, size_t *ret_n, char **ret_names) {
+        _cleanup_free_ RaPrefetchEntry *entries = NULL;
+        _cleanup_free_ char *names = NULL;
+        size_t n = 0, allocated = 0, names_size = 0, names_allocated = 0;
+
+        for (;;) {
+                long got = syscall(SYS_getdents64, fd, buf, GETDENTS_BUFFER_SIZE);
+
+                if (got < 0)
+                        return negative_errno();
+                if (got == 0)
+                        break;
+
+                for (long off = 0; off < got;) {
+                        struct dirent64 *de = (struct dirent64 *) (buf + off);
+                        size_t len = strlen(de->d_name) + 1;
+
+                        off += de->d_reclen;
+                        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                                continue;
+
+                        if (n == allocated) {
+                                RaPrefetchEntry *e;
+
+                                allocated = allocated ? allocated * 2 : 64;
+                                e = reallocarray(entries, allocated, sizeof(*entries));
+                                if (!e)
+                                        return -ENOMEM;
+                                entries = e;
+                        }
+                        if (names_size + len > names_allocated) {
+                                char *p;
+
+                                names_allocated = (names_size + len) * 2 + 1024;
+                                p = realloc(names, names_allocated);
+                                if (!p)
+                                        return -ENOMEM;
+                                names = p;
+                        }
+                        if (n >= UINT32_MAX || names_size >= UINT32_MAX)
+                                return -EOVERFLOW;
+
+                        memcpy(names + names_size, de->d_name, len);
+                        entries[n] = (RaPrefetchEntry){
+                                .ino = de->d_ino,
+                                .index = (uint32_t) n,
+                                .name_offset = (uint32_t) names_size,
+                                .type = de->d_type,
+                        };
+                        names_size += len;
+                        n++;
+                }
+        }
+
+        *ret_entries = TAKE_PTR(entries);
+        *ret_n = n;
+        *ret_names = TAKE_PTR(names);
+        return 0;
+}
+
+static void walk_dir(RcWalk *w, Task *t, char *buf) {
+        Dir *d;
+        int r;
+
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return note_error(w, t->path, NULL, -ENOMEM);
+        atomic_init(&d->refs, 1);
+        d->root = t->root;
+        d->path = TAKE_PTR(t->path);
+        d->fd = open(d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (d->fd < 0) {
+                note_error(w, d->path, NULL, -errno);
+                (void) dir_unref(d);
+                return;
+        }
+
+        r = read_dir(d->fd, buf, &d->entries, &d->n, &d->names);
+        if (r < 0) {
+                note_error(w, d->path, NULL, r);
+                (void) dir_unref(d);
+                return;
+        }
+        atomic_fetch_add(&w->counters.directories, 1);
+        atomic_fetch_add(&w->counters.found, d->n);
+
+        ra_prefetch_sort_entries(d->entries, d->n, d->root->fs->order);
+
+        if (d->n <= CHUNK_ENTRIES) {
+                lookup_entries(w, d, 0, d->n);
+                (void) dir_unref(d);
+                return;
+        }
+
+        /* A large directory: its chunks go to every thread, in order, so several
+         * lookups are in flight at neighbouring places on the disk. */
+        for (size_t begin = 0; begin < d->n; begin += CHUNK_ENTRIES) {
+                Task *c = calloc(1, sizeof(*c));
+
+                if (!c) {
+                        note_error(w, d->path, NULL, -ENOMEM);
+                        break;
+                }
+                atomic_fetch_add(&d->refs, 1);
+                c->dir = d;
+                c->root = d->root;
+                c->begin = begin;
+                c->end = begin + CHUNK_ENTRIES < d->n ? begin + CHUNK_ENTRIES : d->n;
+                push(w, c);
+        }
+        (void) dir_unref(d);
+}
+
+/* --data, after the walk: read ahead in physical order, up to the budget. */
+static void read_ahead_data(RcWalk *w) {
+        uint64_t planned;
+
+        ra_prefetch_plan(w->files, w->n_files, w->budget, &planned);
+        atomic_store(&w->counters.data_planned_bytes, planned);
+        atomic_store(&w->counters.data_phase, true);
+
+        for (size_t i = 0; i < w->n_files; i++) {
+                const RaPrefetchFile *f = &w->files[i];
+                _cleanup_close_ int fd = -1;
+
+                if (!f->selected) {
+                        w->files_over++;
+                        w->bytes_over += f->size;
+                        continue;
+                }
+                if (atomic_load(&w->stop))
+                        continue;
+
+                fd = open(w->file_paths[f->id], O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
+                if (fd < 0 && errno == EPERM)
+                        fd = open(w->file_paths[f->id], O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+                if (fd < 0) {
+                        note_error(w, w->file_paths[f->id], NULL, -errno);
+                        continue;
+                }
+                /* readahead(2) only queues the reads; the file system without it gets the advice. */
+                if (readahead(fd, 0, f->size) < 0) {
+                        int r = posix_fadvise(fd, 0, (off_t) f->size, POSIX_FADV_WILLNEED);
+
+                        if (r != 0) {
+                                note_error(w, w->file_paths[f->id], NULL, -r);
+                                continue;
+                        }
+                }
+                atomic_fetch_add(&w->counters.data_files, 1);
+                atomic_fetch_add(&w->counters.data_bytes, f->size);
+        }
+}
+
+typedef struct Worker {
+        RcWalk *w;
+        bool first;
+} Worker;
+
+static void *worker(void *arg) {
+        RcWalk *w = ((Worker *) arg)->w;
+        bool first = ((Worker *) arg)->first;
+        _cleanup_free_ char *buf = NULL;
+
+        free(arg);
+        buf = malloc(GETDENTS_BUFFER_SIZE);
+
+        for (;;) {
+                Task *t;
+
+                pthread_mutex_lock(&w->lock);
+                while (!w->head && w->busy > 0 && !atomic_load(&w->stop))
+                        pthread_cond_wait(&w->cond, &w->lock);
+                if (atomic_load(&w->stop) || !w->head) {
+                        pthread_cond_broadcast(&w->cond);
+                        pthread_mutex_unlock(&w->lock);
+                        break;
+                }
+                t = w->head;
+                w->head = t->next;
+                if (!w->head)
+                        w->tail = NULL;
+                w->busy++;
+                pthread_mutex_unlock(&w->lock);
+
+                if (atomic_load(&w->stop))
+                        ;
+                else if (t->dir)
+                        lookup_entries(w, t->dir, t->begin, t->end);
+                else if (buf)
+                        walk_dir(w, t, buf);
+                else
+                        note_error(w, t->path, NULL, -ENOMEM);
+                task_free(t);
+
+                pthread_mutex_lock(&w->lock);
+                w->busy--;
+                if (!w->head && w->busy == 0)
+                        pthread_cond_broadcast(&w->cond);
+                pthread_mutex_unlock(&w->lock);
+        }
+
+        /* Every thread leaves the loop only when the queue is empty and no one is busy. */
+        if (first && w->data)
+                read_ahead_data(w);
+
+        atomic_fetch_sub(&w->running, 1);
+        return NULL;
+}
+
+int rc_walk_new(unsigned threads, bool data, uint64_t budget, RcWalk **ret) {
+        RcWalk *w;
+
+        if (threads == 0)
+                return -EINVAL;
+
+        w = calloc(1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        w->n_threads = threads;
+        w->data = data;
+        w->budget = budget;
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_cond_init(&w->cond, NULL);
+        *ret = w;
+        return 0;
+}
+
+RcWalk *rc_walk_free(RcWalk *w) {
+        if (!w)
+                return NULL;
+
+        while (w->head) {
+                Task *t = w->head;
+
+                w->head = t->next;
+                task_free(t);
+        }
+        for (size_t i = 0; i < w->n_roots; i++) {
+                free(w->roots[i]->path);
+                free(w->roots[i]);
+        }
+        free(w->roots);
+        for (size_t i = 0; i < w->n_files; i++)
+                free(w->file_paths[i]);
+        free(w->file_paths);
+        free(w->files);
+        free(w->threads);
+        free(w->first_error);
+        pthread_mutex_destroy(&w->lock);
+        pthread_cond_destroy(&w->cond);
+        free(w);
+        return NULL;
+}
+
+int rc_walk_add_root(RcWalk *w, const char *path, const RcWalkRoot **ret) {
+        _cleanup_close_ int fd = -1;
+        struct statx stx;
+        struct statfs sfs;
+        RcWalkRoot **roots, *root;
+
+        /* O_PATH first, so a file is told apart from a directory we may not read. */
+        fd = open(path, O_PATH | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, &stx) < 0)
+                return -errno;
+        if (!S_ISDIR(stx.stx_mode))
+                return -ENOTDIR;
+        fd = ra_close(fd);
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fstatfs(fd, &sfs) < 0)
+                return -errno;
+
+        root = calloc(1, sizeof(*root));
+        if (!root)
+                return -ENOMEM;
+        root->path = strdup(path);
+        roots = reallocarray(w->roots, w->n_roots + 1, sizeof(*roots));
+        if (!root->path || !roots) {
+                free(root->path);
+                free(root);
+                return -ENOMEM;
+        }
+        w->roots = roots;
+
+        root->fs = ra_prefetch_fs_from_magic((uint64_t) sfs.f_type);
+        root->has_mnt_id = stx.stx_mask & STATX_MNT_ID;
+        root->mnt_id = root->has_mnt_id ? stx.stx_mnt_id : makedev(stx.stx_dev_major, stx.stx_dev_minor);
+        roots[w->n_roots++] = root;
+        if (ret)
+                *ret = root;
+        return 0;
+}
+
+int rc_walk_start(RcWalk *w) {
+        int r;
+
+        for (size_t i = 0; i < w->n_roots; i++) {
+                r = push_dir(w, w->roots[i]->path, w->roots[i]);
+                if (r < 0)
+                        return r;
+        }
+
+        w->threads = calloc(w->n_threads, sizeof(*w->threads));
+        if (!w->threads)
+                return -ENOMEM;
+
+        for (unsigned i = 0; i < w->n_threads; i++) {
+                Worker *arg = malloc(sizeof(*arg));
+
+                if (!arg) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                *arg = (Worker){ .w = w, .first = i == 0 };
+                atomic_fetch_add(&w->running, 1);
+                r = -pthread_create(&w->threads[i], NULL, worker, arg);
+                if (r < 0) {
+                        atomic_fetch_sub(&w->running, 1);
+                        free(arg);
+                        goto fail;
+                }
+                w->n_started++;
+        }
+        return 0;
+
+fail:
+        /* The threads already started finish the walk; the caller joins them. */
+        if (w->n_started > 0)
+                return 0;
+        return r;
+}
+
+bool rc_walk_done(RcWalk *w) {
+        return atomic_load(&w->running) == 0;
+}
+
+void rc_walk_stop(RcWalk *w) {
+        atomic_store(&w->stop, true);
+        pthread_mutex_lock(&w->lock);
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+}
+
+void rc_walk_join(RcWalk *w) {
+        for (size_t i = 0; i < w->n_started; i++)
+                (void) pthread_join(w->threads[i], NULL);
+        w->n_started = 0;
+}
+
+const RcWalkCounters *rc_walk_counters(RcWalk *w) {
+        return &w->counters;
+}
+
+void rc_walk_data_summary(RcWalk *w, uint64_t *ret_budget, uint64_t *ret_files_over, uint64_t *ret_bytes_over) {
+        *ret_budget = w->budget;
+        *ret_files_over = w->files_over;
+        *ret_bytes_over = w->bytes_over;
+}
+
+const char *rc_walk_first_error(RcWalk *w) {
+        return w->first_error;
+}
