@@ -163,6 +163,7 @@ for attempt in 1 2 3; do
 	drop_caches
 	"$RACONTROL" prefetch --data "$mnt/big" >"$T/out" 2>"$T/err" || ra_fail "prefetch --data: $(cat "$T/err")"
 	grep -q "^Read ahead 8 files, 8.0 MiB" "$T/out" || ra_fail "prefetch --data said: $(cat "$T/out")"
+	# shellcheck disable=SC2016 # ra_wait_for evals it
 	! ra_wait_for '[[ $(resident) == 8388608 ]]' || break
 done
 [[ $(resident) == 8388608 ]] || ra_fail "after prefetch --data the files are not in the page cache: $(fincore "$mnt"/big/f*)"
@@ -170,6 +171,7 @@ drop_caches
 expect 0 "^racontrol: prefetch: the page-cache budget of 2.5 MiB is full; 6 files \(6.0 MiB\) not read ahead$" \
 	prefetch --data --budget 2560K "$mnt/big"
 grep -q "^Read ahead 2 files, 2.0 MiB" "$T/out" || ra_fail "prefetch --data --budget 2560K said: $(cat "$T/out")"
+# shellcheck disable=SC2016 # ra_wait_for evals it
 ra_wait_for '[[ $(resident) -ge 2097152 ]]' ||
 	ra_fail "--budget 2560K: two files are not in the page cache"
 (($(resident) <= 2560 * 1024)) || ra_fail "--budget 2560K left $(resident) bytes in the page cache"
