@@ -68,7 +68,8 @@ static int cmp_index(const void *a, const void *b) {
 
 void ra_prefetch_sort_entries(RaPrefetchEntry *entries, size_t n, RaPrefetchOrder order) {
         if (n > 1)
-                qsort(entries, n, sizeof(*entries), order == RA_PREFETCH_ORDER_INODE ? cmp_inode : cmp_index);
+                qsort(entries, n, sizeof(*entries),
+                      order == RA_PREFETCH_ORDER_INODE ? cmp_inode : cmp_index);
 }
 
 static int cmp_physical(const void *a, const void *b) {

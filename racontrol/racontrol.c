@@ -78,7 +78,8 @@ static int parse_argv(int argc, char *argv[], RcContext *c) {
                 case ARG_THREADS:
                         if (ra_parse_u32(optarg, &threads) < 0 || threads == 0 ||
                             threads > RC_PREFETCH_THREADS_MAX) {
-                                fprintf(stderr, "racontrol: --threads takes a number from 1 to %d, not '%s'\n",
+                                fprintf(stderr,
+                                        "racontrol: --threads takes a number from 1 to %d, not '%s'\n",
                                         RC_PREFETCH_THREADS_MAX, optarg);
                                 return RC_EXIT_USAGE;
                         }
@@ -86,7 +87,8 @@ static int parse_argv(int argc, char *argv[], RcContext *c) {
                         break;
                 case ARG_BUDGET:
                         if (ra_prefetch_parse_size(optarg, &c->budget) < 0) {
-                                fprintf(stderr, "racontrol: --budget takes a size in bytes (K, M, G, T), not '%s'\n",
+                                fprintf(stderr,
+                                        "racontrol: --budget takes a size in bytes (K, M, G, T), not '%s'\n",
                                         optarg);
                                 return RC_EXIT_USAGE;
                         }

@@ -114,8 +114,8 @@ static void note_error(RcWalk *w, const char *path, const char *name, int r) {
                 return; /* normal in a live tree: counted, never an error */
 
         pthread_mutex_lock(&w->lock);
-        if (!w->first_error && asprintf(&w->first_error, "%s%s%s: %s", path, name ? "/" : "", name ?: "",
-                                        strerror(-r)) < 0)
+        if (!w->first_error &&
+            asprintf(&w->first_error, "%s%s%s: %s", path, name ? "/" : "", name ?: "", strerror(-r)) < 0)
                 w->first_error = NULL;
         pthread_mutex_unlock(&w->lock);
 }
@@ -196,7 +196,8 @@ static void add_data_file(RcWalk *w, Dir *d, const char *name, uint64_t size) {
                 }
                 w->files_allocated = n;
         }
-        w->files[w->n_files] = (RaPrefetchFile){ .physical = physical, .size = size, .id = (uint32_t) w->n_files };
+        w->files[w->n_files] =
+                (RaPrefetchFile){ .physical = physical, .size = size, .id = (uint32_t) w->n_files };
         w->file_paths[w->n_files++] = TAKE_PTR(path);
         pthread_mutex_unlock(&w->lock);
 }
@@ -582,7 +583,8 @@ const RcWalkCounters *rc_walk_counters(RcWalk *w) {
         return &w->counters;
 }
 
-void rc_walk_data_summary(RcWalk *w, uint64_t *ret_budget, uint64_t *ret_files_over, uint64_t *ret_bytes_over) {
+void rc_walk_data_summary(RcWalk *w, uint64_t *ret_budget, uint64_t *ret_files_over,
+                          uint64_t *ret_bytes_over) {
         *ret_budget = w->budget;
         *ret_files_over = w->files_over;
         *ret_bytes_over = w->bytes_over;

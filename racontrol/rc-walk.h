@@ -61,6 +61,7 @@ void rc_walk_join(RcWalk *w);
 const RcWalkCounters *rc_walk_counters(RcWalk *w);
 
 /* After join: the data plan's outcome. */
-void rc_walk_data_summary(RcWalk *w, uint64_t *ret_budget, uint64_t *ret_files_over, uint64_t *ret_bytes_over);
+void rc_walk_data_summary(RcWalk *w, uint64_t *ret_budget, uint64_t *ret_files_over,
+                          uint64_t *ret_bytes_over);
 /* After join: the first error below a root, as "path: message", or NULL. */
 const char *rc_walk_first_error(RcWalk *w);

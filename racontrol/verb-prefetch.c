@@ -53,7 +53,8 @@ static void progress(RcWalk *w, double elapsed) {
                 if (seconds >= 0)
                         (void) snprintf(left, sizeof(left), ", %.0f s left", seconds);
                 fprintf(stderr, "\r\033[Kprefetch: reading ahead %" PRIu64 " files, %s of %s%s",
-                        load(&c->data_files), ra_format_size(bytes, done), ra_format_size(planned, total), left);
+                        load(&c->data_files), ra_format_size(bytes, done), ra_format_size(planned, total),
+                        left);
         } else {
                 uint64_t entries = load(&c->entries), found = load(&c->found);
 
@@ -63,7 +64,8 @@ static void progress(RcWalk *w, double elapsed) {
                         (void) snprintf(left, sizeof(left), ", %.0f s left of those found", seconds);
                 fprintf(stderr,
                         "\r\033[Kprefetch: %" PRIu64 " files in %" PRIu64 " directories, %.0f files/s%s",
-                        entries, load(&c->directories), elapsed > 0 ? (double) entries / elapsed : 0.0, left);
+                        entries, load(&c->directories), elapsed > 0 ? (double) entries / elapsed : 0.0,
+                        left);
         }
         fflush(stderr);
 }
@@ -105,7 +107,8 @@ static void print_json(RcWalk *w, const RcWalkRoot **roots, size_t n_roots, RcCo
         fputs("}\n", stdout);
 }
 
-static void print_summary(RcWalk *w, const RcWalkRoot **roots, size_t n_roots, RcContext *rc, double elapsed) {
+static void print_summary(RcWalk *w, const RcWalkRoot **roots, size_t n_roots, RcContext *rc,
+                          double elapsed) {
         const RcWalkCounters *c = rc_walk_counters(w);
         uint64_t entries = load(&c->entries);
 
@@ -130,11 +133,12 @@ static void print_warnings(RcWalk *w, bool data) {
         uint64_t budget, files_over, bytes_over;
 
         if (load(&c->denied) > 0)
-                fprintf(stderr, "racontrol: prefetch: %" PRIu64 " entries not warmed: permission denied (%s)\n",
+                fprintf(stderr,
+                        "racontrol: prefetch: %" PRIu64 " entries not warmed: permission denied (%s)\n",
                         load(&c->denied), rc_walk_first_error(w) ?: "");
         if (load(&c->errors) > 0)
-                fprintf(stderr, "racontrol: prefetch: %" PRIu64 " entries not warmed: %s\n", load(&c->errors),
-                        rc_walk_first_error(w) ?: "");
+                fprintf(stderr, "racontrol: prefetch: %" PRIu64 " entries not warmed: %s\n",
+                        load(&c->errors), rc_walk_first_error(w) ?: "");
 
         rc_walk_data_summary(w, &budget, &files_over, &bytes_over);
         if (data && files_over > 0) {
@@ -163,7 +167,8 @@ int verb_prefetch(RcContext *c, char **args) {
         if (c->data && !c->budget_set) {
                 r = default_budget(&budget);
                 if (r < 0) {
-                        fprintf(stderr, "racontrol: prefetch: cannot read MemAvailable from /proc/meminfo: %s\n",
+                        fprintf(stderr,
+                                "racontrol: prefetch: cannot read MemAvailable from /proc/meminfo: %s\n",
                                 strerror(-r));
                         return RC_EXIT_FAILURE;
                 }

@@ -25,6 +25,7 @@ ${dir[bindir]}/racontrol
 ${dir[udevdir]}/radaemon-udev
 ${dir[udevdir]}/rules.d/60-radaemon.rules
 ${dir[systemdsystemunitdir]}/radaemon.service
+${dir[systemdsystemunitdir]}/radaemon-prefetch@.service
 ${dir[dbuspolicydir]}/org.radaemon.ReadAhead1.conf
 ${dir[dbussystemservicedir]}/org.radaemon.ReadAhead1.service
 ${dir[dbusinterfacesdir]}/org.radaemon.ReadAhead1.xml

@@ -41,7 +41,8 @@ ra_ok "built $(basename "$deb") from a copy of the source tree"
 # What the package holds, as dpkg-deb sees it: files and links, no directories.
 dpkg-deb --fsys-tarfile "$deb" | tar -tf - | sed -n 's|^\./|/|; /[^/]$/p' | sort >"$T/contents"
 for f in /usr/sbin/radaemon /usr/bin/racontrol /lib/udev/radaemon-udev /lib/udev/rules.d/60-radaemon.rules \
-	/lib/systemd/system/radaemon.service /usr/share/dbus-1/system.d/org.radaemon.ReadAhead1.conf \
+	/lib/systemd/system/radaemon.service /lib/systemd/system/radaemon-prefetch@.service \
+	/usr/share/dbus-1/system.d/org.radaemon.ReadAhead1.conf \
 	/usr/share/dbus-1/system-services/org.radaemon.ReadAhead1.service \
 	/usr/share/dbus-1/interfaces/org.radaemon.ReadAhead1.xml /usr/share/polkit-1/actions/org.radaemon.ReadAhead1.policy \
 	/etc/radaemon/radaemon.conf /usr/share/man/man8/radaemon.8.gz /usr/share/man/man1/racontrol.1.gz \
