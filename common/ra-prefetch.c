@@ -161,3 +161,109 @@ double ra_prefetch_seconds_left(uint64_t done, uint64_t total, double elapsed) {
                 return -1;
         return elapsed * (double) (total - done) / (double) done;
 }
+
+static uint16_t le16(const uint8_t *p) {
+        return (uint16_t) (p[0] | p[1] << 8);
+}
+
+static uint32_t le32(const uint8_t *p) {
+        return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
+}
+
+int ra_ext4_layout_parse(const uint8_t *sb, size_t size, RaExt4Layout *ret) {
+        uint32_t log_block_size, blocks_per_group, first_data_block, incompat;
+        uint64_t blocks;
+        RaExt4Layout l = {};
+
+        if (size < RA_EXT4_SUPERBLOCK_SIZE || le16(sb + 56) != 0xEF53)
+                return -EINVAL;
+
+        log_block_size = le32(sb + 24);
+        if (log_block_size > 6) /* 1 KiB to 64 KiB */
+                return -EINVAL;
+        l.block_size = 1024U << log_block_size;
+        first_data_block = le32(sb + 20);
+        blocks_per_group = le32(sb + 32);
+        l.inodes_per_group = le32(sb + 40);
+        l.inode_size = le32(sb + 76) >= 1 ? le16(sb + 88) : 128;
+        incompat = le32(sb + 96);
+        l.desc_size = (incompat & 0x80) && le16(sb + 254) >= 64 ? le16(sb + 254) : 32;
+        blocks = le32(sb + 4) | ((incompat & 0x80) ? (uint64_t) le32(sb + 336) << 32 : 0);
+
+        if (incompat & 0x10) /* meta_bg */
+                return -EOPNOTSUPP;
+        if (blocks_per_group == 0 || l.inodes_per_group == 0 || l.inode_size < 128 ||
+            l.inode_size > l.block_size || (l.inode_size & (l.inode_size - 1)) != 0 || l.desc_size > 1024 ||
+            blocks <= first_data_block)
+                return -EINVAL;
+
+        l.n_groups = (blocks - first_data_block + blocks_per_group - 1) / blocks_per_group;
+        l.gdt_offset = ((uint64_t) first_data_block + 1) * l.block_size;
+        *ret = l;
+        return 0;
+}
+
+int ra_ext4_layout_set_gdt(RaExt4Layout *l, const uint8_t *gdt, size_t size) {
+        uint64_t *table;
+
+        if (l->n_groups == 0 || size / l->desc_size < l->n_groups)
+                return -EINVAL;
+        table = calloc(l->n_groups, sizeof(*table));
+        if (!table)
+                return -ENOMEM;
+        for (uint64_t g = 0; g < l->n_groups; g++) {
+                const uint8_t *d = gdt + g * l->desc_size;
+
+                table[g] = le32(d + 8) | (l->desc_size >= 64 ? (uint64_t) le32(d + 40) << 32 : 0);
+        }
+        free(l->inode_table);
+        l->inode_table = table;
+        return 0;
+}
+
+void ra_ext4_layout_clear(RaExt4Layout *l) {
+        l->inode_table = mfree(l->inode_table);
+}
+
+int ra_ext4_inode_offset(const RaExt4Layout *l, uint64_t ino, uint64_t *ret) {
+        uint64_t group, index;
+
+        if (!l->inode_table || ino == 0)
+                return -EINVAL;
+        group = (ino - 1) / l->inodes_per_group;
+        index = (ino - 1) % l->inodes_per_group;
+        if (group >= l->n_groups)
+                return -EINVAL;
+        *ret = l->inode_table[group] * l->block_size + index * l->inode_size;
+        return 0;
+}
+
+static int cmp_range(const void *a, const void *b) {
+        const RaPrefetchRange *x = a, *y = b;
+
+        if (x->offset != y->offset)
+                return x->offset < y->offset ? -1 : 1;
+        return x->length < y->length ? -1 : x->length > y->length;
+}
+
+size_t ra_prefetch_coalesce(RaPrefetchRange *ranges, size_t n, uint64_t max_gap) {
+        size_t out = 0;
+
+        if (n == 0)
+                return 0;
+        qsort(ranges, n, sizeof(*ranges), cmp_range);
+
+        for (size_t i = 1; i < n; i++) {
+                RaPrefetchRange *last = &ranges[out];
+                uint64_t end = last->offset + last->length;
+
+                if (ranges[i].offset <= end || ranges[i].offset - end < max_gap) {
+                        uint64_t new_end = ranges[i].offset + ranges[i].length;
+
+                        if (new_end > end)
+                                last->length = new_end - last->offset;
+                } else
+                        ranges[++out] = ranges[i];
+        }
+        return out + 1;
+}

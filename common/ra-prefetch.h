@@ -68,3 +68,49 @@ int ra_prefetch_parse_size(const char *s, uint64_t *ret);
 
 /* Seconds left at the rate so far, or -1 when not yet known. */
 double ra_prefetch_seconds_left(uint64_t done, uint64_t total, double elapsed);
+
+/*
+ * ext4 keeps inodes and directory blocks in the block device's own page
+ * cache (buffer heads). A caller who may read the device itself can have
+ * them read there in few large commands, in disk order, before the lookups
+ * ask for them one 4 KiB block at a time. What follows is the geometry that
+ * maps an inode number to its place, from the superblock and the group
+ * descriptors.
+ */
+typedef struct RaExt4Layout {
+        uint32_t block_size;
+        uint32_t inodes_per_group;
+        uint32_t inode_size;
+        uint32_t desc_size;
+        uint64_t n_groups;
+        uint64_t gdt_offset;   /* bytes from the start of the device */
+        uint64_t *inode_table; /* first block of each group's inode table */
+} RaExt4Layout;
+
+#define RA_EXT4_SUPERBLOCK_OFFSET 1024
+#define RA_EXT4_SUPERBLOCK_SIZE 1024
+
+/*
+ * Reads the geometry from the 1024-byte superblock; the caller then reads
+ * n_groups * desc_size bytes at gdt_offset for ra_ext4_layout_set_gdt().
+ * -EINVAL for what is not a consistent ext2/3/4 superblock, -EOPNOTSUPP for
+ * the meta_bg layout, whose descriptors are scattered.
+ */
+int ra_ext4_layout_parse(const uint8_t *sb, size_t size, RaExt4Layout *ret);
+int ra_ext4_layout_set_gdt(RaExt4Layout *l, const uint8_t *gdt, size_t size);
+void ra_ext4_layout_clear(RaExt4Layout *l);
+/* The byte on the device where inode ino is, or -EINVAL out of range. */
+int ra_ext4_inode_offset(const RaExt4Layout *l, uint64_t ino, uint64_t *ret);
+
+/* A byte range on a device. */
+typedef struct RaPrefetchRange {
+        uint64_t offset;
+        uint64_t length;
+} RaPrefetchRange;
+
+/*
+ * Sorts ranges and merges those less than max_gap bytes apart: reading a
+ * small gap costs less than another command (a seek on a disk). Returns the
+ * number of ranges left.
+ */
+size_t ra_prefetch_coalesce(RaPrefetchRange *ranges, size_t n, uint64_t max_gap);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ra-macro.h"
+#include "ra-util.h"
 #include "rc-walk.h"
 
 /* One getdents64 call fills this much: a 100,000-entry directory in a few calls. */
@@ -155,10 +156,9 @@ static bool same_mount(const RcWalkRoot *root, const struct statx *stx) {
 
 /* --data: where the file starts on the device, for the read order. */
 static void add_data_file(RcWalk *w, Dir *d, const char *name, uint64_t size) {
-        struct {
-                struct fiemap map;
-                struct fiemap_extent extent;
-        } fm = {};
+        /* A struct fiemap with room for one extent after it. */
+        uint64_t fm_buf[(sizeof(struct fiemap) + sizeof(struct fiemap_extent)) / sizeof(uint64_t) + 1] = {};
+        struct fiemap *fm = (struct fiemap *) fm_buf;
         _cleanup_free_ char *path = NULL;
         _cleanup_close_ int fd = -1;
         uint64_t physical = UINT64_MAX;
@@ -169,12 +169,12 @@ static void add_data_file(RcWalk *w, Dir *d, const char *name, uint64_t size) {
         if (fd < 0)
                 return note_error(w, d->path, name, -errno);
 
-        fm.map.fm_length = FIEMAP_MAX_OFFSET;
-        fm.map.fm_extent_count = 1;
+        fm->fm_length = FIEMAP_MAX_OFFSET;
+        fm->fm_extent_count = 1;
         /* Not every file system has FIEMAP: those files go last, in walk order. */
-        if (ioctl(fd, FS_IOC_FIEMAP, &fm.map) >= 0 && fm.map.fm_mapped_extents > 0 &&
-            !(fm.extent.fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC)))
-                physical = fm.extent.fe_physical;
+        if (ioctl(fd, FS_IOC_FIEMAP, fm) >= 0 && fm->fm_mapped_extents > 0 &&
+            !(fm->fm_extents[0].fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC)))
+                physical = fm->fm_extents[0].fe_physical;
 
         path = path_join(d->path, name);
         if (!path)
@@ -200,6 +200,76 @@ static void add_data_file(RcWalk *w, Dir *d, const char *name, uint64_t size) {
                 (RaPrefetchFile){ .physical = physical, .size = size, .id = (uint32_t) w->n_files };
         w->file_paths[w->n_files++] = TAKE_PTR(path);
         pthread_mutex_unlock(&w->lock);
+}
+
+/* Largest gap between two metadata blocks still read as one: a seek costs
+ * more than reading a megabyte on a disk, and one command more than that
+ * on the emulated one. */
+#define DEVICE_MAX_GAP (1024 * 1024)
+
+static void device_read_ahead(const RcWalkRoot *root, RaPrefetchRange *ranges, size_t n) {
+        n = ra_prefetch_coalesce(ranges, n, DEVICE_MAX_GAP);
+        for (size_t i = 0; i < n; i++)
+                for (uint64_t off = ranges[i].offset; off < ranges[i].offset + ranges[i].length;
+                     off += root->device_chunk) {
+                        uint64_t len = ranges[i].offset + ranges[i].length - off;
+
+                        /* A hint: what is not read here is read by the lookups. */
+                        (void) posix_fadvise(root->device_fd, (off_t) off,
+                                             (off_t) (len < root->device_chunk ? len : root->device_chunk),
+                                             POSIX_FADV_WILLNEED);
+                }
+}
+
+/* The directory's own blocks, where FIEMAP says they are, before getdents64 asks for them. */
+static void device_read_dir(const RcWalkRoot *root, int fd) {
+        enum { N = 64 };
+        uint64_t buf[(sizeof(struct fiemap) + N * sizeof(struct fiemap_extent)) / sizeof(uint64_t) + 1];
+        struct fiemap *fm = (struct fiemap *) buf;
+        RaPrefetchRange ranges[N];
+        uint64_t start = 0;
+
+        for (;;) {
+                size_t n = 0;
+                bool last = false;
+
+                memset(buf, 0, sizeof(buf));
+                fm->fm_start = start;
+                fm->fm_length = FIEMAP_MAX_OFFSET - start;
+                fm->fm_extent_count = N;
+                if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0 || fm->fm_mapped_extents == 0)
+                        return;
+                for (uint32_t i = 0; i < fm->fm_mapped_extents; i++) {
+                        const struct fiemap_extent *e = &fm->fm_extents[i];
+
+                        if (!(e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
+                                             FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_UNWRITTEN)))
+                                ranges[n++] = (RaPrefetchRange){ e->fe_physical, e->fe_length };
+                        last = e->fe_flags & FIEMAP_EXTENT_LAST;
+                        start = e->fe_logical + e->fe_length;
+                }
+                device_read_ahead(root, ranges, n);
+                if (last || fm->fm_mapped_extents < N)
+                        return;
+        }
+}
+
+/* The inode table blocks that hold the entries' inodes. */
+static void device_read_inodes(const RcWalkRoot *root, const Dir *d) {
+        _cleanup_free_ RaPrefetchRange *ranges = NULL;
+        uint64_t block = root->ext4.block_size;
+        size_t n = 0;
+
+        ranges = calloc(d->n, sizeof(*ranges));
+        if (!ranges)
+                return;
+        for (size_t i = 0; i < d->n; i++) {
+                uint64_t off;
+
+                if (ra_ext4_inode_offset(&root->ext4, d->entries[i].ino, &off) >= 0)
+                        ranges[n++] = (RaPrefetchRange){ off / block * block, block };
+        }
+        device_read_ahead(root, ranges, n);
 }
 
 /* The lookups that warm the inodes (and dentries) a later walk needs. */
@@ -302,6 +372,8 @@ static void walk_dir(RcWalk *w, Task *t, char *buf) {
                 (void) dir_unref(d);
                 return;
         }
+        if (d->root->device_fd >= 0)
+                device_read_dir(d->root, d->fd);
 
         r = read_dir(d->fd, buf, &d->entries, &d->n, &d->names);
         if (r < 0) {
@@ -312,6 +384,8 @@ static void walk_dir(RcWalk *w, Task *t, char *buf) {
         atomic_fetch_add(&w->counters.directories, 1);
         atomic_fetch_add(&w->counters.found, d->n);
 
+        if (d->root->device_fd >= 0)
+                device_read_inodes(d->root, d);
         ra_prefetch_sort_entries(d->entries, d->n, d->root->fs->order);
 
         if (d->n <= CHUNK_ENTRIES) {
@@ -466,6 +540,9 @@ RcWalk *rc_walk_free(RcWalk *w) {
         }
         for (size_t i = 0; i < w->n_roots; i++) {
                 free(w->roots[i]->path);
+                free(w->roots[i]->device);
+                (void) ra_close(w->roots[i]->device_fd);
+                ra_ext4_layout_clear(&w->roots[i]->ext4);
                 free(w->roots[i]);
         }
         free(w->roots);
@@ -479,6 +556,76 @@ RcWalk *rc_walk_free(RcWalk *w) {
         pthread_cond_destroy(&w->cond);
         free(w);
         return NULL;
+}
+
+/* Where the device node of dev is: udev's /dev/block link, else sysfs's DEVNAME. */
+static int open_device(unsigned major, unsigned minor, char **ret_path) {
+        char path[64], uevent[4096], *name;
+        int fd, r;
+
+        (void) snprintf(path, sizeof(path), "/dev/block/%u:%u", major, minor);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 && errno == ENOENT) {
+                (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", major, minor);
+                r = ra_read_file_at(AT_FDCWD, path, uevent, sizeof(uevent));
+                if (r < 0)
+                        return r;
+                name = strstr(uevent, "DEVNAME=");
+                if (!name)
+                        return -ENOENT;
+                name += strlen("DEVNAME=");
+                name[strcspn(name, "\n")] = '\0';
+                if (snprintf(path, sizeof(path), "/dev/%s", name) >= (int) sizeof(path))
+                        return -ENAMETOOLONG;
+                fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        }
+        if (fd < 0)
+                return -errno;
+        *ret_path = strdup(path);
+        if (!*ret_path) {
+                (void) ra_close(fd);
+                return -ENOMEM;
+        }
+        return fd;
+}
+
+/*
+ * ext4 on a device the caller may read (root, the disk group): the layout
+ * that places its inodes. Anyone else gets the lookups alone; so does a
+ * device that is no ext4 as this code knows it.
+ */
+static void setup_device(RcWalkRoot *root, const struct statx *stx) {
+        uint8_t sb[RA_EXT4_SUPERBLOCK_SIZE];
+        _cleanup_free_ uint8_t *gdt = NULL;
+        _cleanup_free_ char *device = NULL;
+        _cleanup_close_ int fd = -1;
+        size_t gdt_size;
+        int ra_sectors = 0;
+        unsigned short max_sectors = 0;
+
+        root->device_fd = -1;
+        if (root->fs->order != RA_PREFETCH_ORDER_INODE || strcmp(root->fs->name, "ext4") != 0)
+                return;
+        fd = open_device(stx->stx_dev_major, stx->stx_dev_minor, &device);
+        if (fd < 0)
+                return;
+        if (pread(fd, sb, sizeof(sb), RA_EXT4_SUPERBLOCK_OFFSET) != (ssize_t) sizeof(sb) ||
+            ra_ext4_layout_parse(sb, sizeof(sb), &root->ext4) < 0)
+                return;
+        gdt_size = root->ext4.n_groups * root->ext4.desc_size;
+        gdt = malloc(gdt_size);
+        if (!gdt || pread(fd, gdt, gdt_size, (off_t) root->ext4.gdt_offset) != (ssize_t) gdt_size ||
+            ra_ext4_layout_set_gdt(&root->ext4, gdt, gdt_size) < 0)
+                return;
+
+        /* POSIX_FADV_WILLNEED reads at most max(readahead, largest request) a call. */
+        (void) ioctl(fd, BLKRAGET, &ra_sectors);
+        (void) ioctl(fd, BLKSECTGET, &max_sectors);
+        root->device_chunk = (uint64_t) (ra_sectors > max_sectors ? ra_sectors : max_sectors) * 512;
+        if (root->device_chunk < 4096)
+                root->device_chunk = 4096;
+        root->device = TAKE_PTR(device);
+        root->device_fd = TAKE_FD(fd);
 }
 
 int rc_walk_add_root(RcWalk *w, const char *path, const RcWalkRoot **ret) {
@@ -515,6 +662,7 @@ int rc_walk_add_root(RcWalk *w, const char *path, const RcWalkRoot **ret) {
         w->roots = roots;
 
         root->fs = ra_prefetch_fs_from_magic((uint64_t) sfs.f_type);
+        setup_device(root, &stx);
         root->has_mnt_id = stx.stx_mask & STATX_MNT_ID;
         root->mnt_id = root->has_mnt_id ? stx.stx_mnt_id : makedev(stx.stx_dev_major, stx.stx_dev_minor);
         roots[w->n_roots++] = root;

@@ -21,6 +21,11 @@ typedef struct RcWalkRoot {
         const RaPrefetchFs *fs;
         uint64_t mnt_id; /* or the device number, where statx has no mount id */
         bool has_mnt_id;
+        /* ext4 on a device the caller may read: its metadata is read ahead there. */
+        int device_fd;
+        char *device;
+        RaExt4Layout ext4;
+        uint64_t device_chunk; /* bytes one POSIX_FADV_WILLNEED reads at most */
 } RcWalkRoot;
 
 /* Counters the progress line reads while the walk runs. */

@@ -89,6 +89,11 @@ static void print_json(RcWalk *w, const RcWalkRoot **roots, size_t n_roots, RcCo
                 rc_json_string(ra_prefetch_order_to_string(roots[i]->fs->order));
                 fputs(",\"reason\":", stdout);
                 rc_json_string(roots[i]->fs->reason);
+                fputs(",\"device_readahead\":", stdout);
+                if (roots[i]->device)
+                        rc_json_string(roots[i]->device);
+                else
+                        fputs("null", stdout);
                 putchar('}');
         }
         printf("],\"threads\":%u,\"directories\":%" PRIu64 ",\"files\":%" PRIu64 ",\"vanished\":%" PRIu64
@@ -112,9 +117,13 @@ static void print_summary(RcWalk *w, const RcWalkRoot **roots, size_t n_roots, R
         const RcWalkCounters *c = rc_walk_counters(w);
         uint64_t entries = load(&c->entries);
 
-        for (size_t i = 0; i < n_roots; i++)
+        for (size_t i = 0; i < n_roots; i++) {
                 printf("%s: %s, %s order: %s.\n", roots[i]->path, roots[i]->fs->name,
                        ra_prefetch_order_to_string(roots[i]->fs->order), roots[i]->fs->reason);
+                if (roots[i]->device)
+                        printf("%s: directory blocks and inode tables read ahead from %s in disk order.\n",
+                               roots[i]->path, roots[i]->device);
+        }
         printf("Looked up %" PRIu64 " files in %" PRIu64 " directories in %.1f s (%.0f files/s).\n", entries,
                load(&c->directories), elapsed, elapsed > 0 ? (double) entries / elapsed : 0.0);
         if (rc->data) {

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ra-macro.h"
 #include "ra-prefetch.h"
@@ -150,6 +151,125 @@ START_TEST(test_seconds_left) {
 }
 END_TEST
 
+static void put16(uint8_t *p, uint16_t v) {
+        p[0] = (uint8_t) v;
+        p[1] = (uint8_t) (v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v) {
+        put16(p, (uint16_t) v);
+        put16(p + 2, (uint16_t) (v >> 16));
+}
+
+/* A superblock as mkfs.ext4 writes one: 4 KiB blocks, 256-byte inodes, 64-bit descriptors. */
+static void make_superblock(uint8_t sb[static RA_EXT4_SUPERBLOCK_SIZE], uint32_t blocks, bool is_64bit) {
+        memset(sb, 0, RA_EXT4_SUPERBLOCK_SIZE);
+        put32(sb + 4, blocks);
+        put32(sb + 20, 0);     /* first data block */
+        put32(sb + 24, 2);     /* 1024 << 2 */
+        put32(sb + 32, 32768); /* blocks per group */
+        put32(sb + 40, 8192);  /* inodes per group */
+        put16(sb + 56, 0xEF53);
+        put32(sb + 76, 1);
+        put16(sb + 88, 256);
+        if (is_64bit) {
+                put32(sb + 96, 0x80);
+                put16(sb + 254, 64);
+        }
+}
+
+START_TEST(test_ext4_layout) {
+        uint8_t sb[RA_EXT4_SUPERBLOCK_SIZE], gdt[4 * 64] = {};
+        RaExt4Layout l = {};
+        uint64_t off;
+
+        make_superblock(sb, 100000, true); /* 4 groups, the last one short */
+        ck_assert_int_eq(ra_ext4_layout_parse(sb, sizeof(sb), &l), 0);
+        ck_assert_uint_eq(l.block_size, 4096);
+        ck_assert_uint_eq(l.inode_size, 256);
+        ck_assert_uint_eq(l.desc_size, 64);
+        ck_assert_uint_eq(l.n_groups, 4);
+        ck_assert_uint_eq(l.gdt_offset, 4096);
+        /* No inode before the descriptors are read. */
+        ck_assert_int_eq(ra_ext4_inode_offset(&l, 1, &off), -EINVAL);
+
+        for (unsigned g = 0; g < 4; g++)
+                put32(gdt + g * 64 + 8, 100 + g * 512); /* flex_bg: tables side by side */
+        put32(gdt + 3 * 64 + 40, 1);                    /* the last table above 2^32 blocks */
+        ck_assert_int_eq(ra_ext4_layout_set_gdt(&l, gdt, sizeof(gdt) - 1), -EINVAL);
+        ck_assert_int_eq(ra_ext4_layout_set_gdt(&l, gdt, sizeof(gdt)), 0);
+
+        ck_assert_int_eq(ra_ext4_inode_offset(&l, 1, &off), 0);
+        ck_assert_uint_eq(off, 100 * 4096);
+        ck_assert_int_eq(ra_ext4_inode_offset(&l, 17, &off), 0); /* the second block of the table */
+        ck_assert_uint_eq(off, 101 * 4096);
+        ck_assert_int_eq(ra_ext4_inode_offset(&l, 8193, &off), 0); /* group 1's first */
+        ck_assert_uint_eq(off, 612 * 4096);
+        ck_assert_int_eq(ra_ext4_inode_offset(&l, 3 * 8192 + 2, &off), 0);
+        ck_assert_uint_eq(off, ((1ULL << 32) + 100 + 3 * 512) * 4096 + 256);
+        ck_assert_int_eq(ra_ext4_inode_offset(&l, 0, &off), -EINVAL);
+        ck_assert_int_eq(ra_ext4_inode_offset(&l, 4 * 8192 + 1, &off), -EINVAL);
+        ra_ext4_layout_clear(&l);
+        ck_assert_ptr_null(l.inode_table);
+
+        /* 32-byte descriptors without the 64-bit feature: the high half is not read. */
+        make_superblock(sb, 100000, false);
+        ck_assert_int_eq(ra_ext4_layout_parse(sb, sizeof(sb), &l), 0);
+        ck_assert_uint_eq(l.desc_size, 32);
+        memset(gdt, 0xff, sizeof(gdt));
+        for (unsigned g = 0; g < 4; g++)
+                put32(gdt + g * 32 + 8, 7 + g);
+        ck_assert_int_eq(ra_ext4_layout_set_gdt(&l, gdt, 4 * 32), 0);
+        ck_assert_int_eq(ra_ext4_inode_offset(&l, 8192 * 2 + 1, &off), 0);
+        ck_assert_uint_eq(off, 9 * 4096);
+        ra_ext4_layout_clear(&l);
+
+        /* What is not ext4 as this code knows it. */
+        make_superblock(sb, 100000, true);
+        put16(sb + 56, 0x1234);
+        ck_assert_int_eq(ra_ext4_layout_parse(sb, sizeof(sb), &l), -EINVAL);
+        make_superblock(sb, 100000, true);
+        put32(sb + 96, 0x80 | 0x10); /* meta_bg */
+        ck_assert_int_eq(ra_ext4_layout_parse(sb, sizeof(sb), &l), -EOPNOTSUPP);
+        make_superblock(sb, 100000, true);
+        put32(sb + 40, 0);
+        ck_assert_int_eq(ra_ext4_layout_parse(sb, sizeof(sb), &l), -EINVAL);
+        make_superblock(sb, 100000, true);
+        put16(sb + 88, 300);
+        ck_assert_int_eq(ra_ext4_layout_parse(sb, sizeof(sb), &l), -EINVAL);
+        make_superblock(sb, 100000, true);
+        put32(sb + 24, 40);
+        ck_assert_int_eq(ra_ext4_layout_parse(sb, sizeof(sb), &l), -EINVAL);
+        ck_assert_int_eq(ra_ext4_layout_parse(sb, 100, &l), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_coalesce) {
+        RaPrefetchRange r[] = {
+                { 10 << 20, 4096 },       /* far away: alone */
+                { 8192, 4096 },           /* after a small gap */
+                { 0, 4096 },              /* the first */
+                { 4096, 4096 },           /* adjacent */
+                { 4096, 4096 },           /* the same block twice */
+                { 8192 + 100000, 4096 },  /* a gap under 1 MiB */
+                { (10 << 20) + 100, 10 }, /* inside an earlier one */
+        };
+        size_t n = ra_prefetch_coalesce(r, ELEMENTSOF(r), 1 << 20);
+
+        ck_assert_uint_eq(n, 2);
+        ck_assert_uint_eq(r[0].offset, 0);
+        ck_assert_uint_eq(r[0].length, 8192 + 100000 + 4096);
+        ck_assert_uint_eq(r[1].offset, 10 << 20);
+        ck_assert_uint_eq(r[1].length, 4096);
+
+        /* Without gaps allowed, only touching ranges merge. */
+        RaPrefetchRange s[] = { { 0, 4096 }, { 8192, 4096 }, { 4096, 4096 }, { 20000, 1 } };
+        ck_assert_uint_eq(ra_prefetch_coalesce(s, ELEMENTSOF(s), 0), 2);
+        ck_assert_uint_eq(s[0].length, 12288);
+        ck_assert_uint_eq(ra_prefetch_coalesce(NULL, 0, 0), 0);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("prefetch");
         TCase *tc = tcase_create("core");
@@ -160,6 +280,8 @@ int main(void) {
         tcase_add_test(tc, test_budget_from_meminfo);
         tcase_add_test(tc, test_parse_size);
         tcase_add_test(tc, test_seconds_left);
+        tcase_add_test(tc, test_ext4_layout);
+        tcase_add_test(tc, test_coalesce);
         suite_add_tcase(s, tc);
 
         return test_run(s);
