@@ -42,8 +42,8 @@ IMAGE_SIZE = 4 << 30
 CGROUP = "/sys/fs/cgroup/blkio/radaemon-bench-prefetch"
 LOCK = "/run/radaemon-bench.lock"
 MOUNT = "/run/radaemon-prefetch-bench"
-# The bench's own loop range (bench/devmodel's is 4000-4999, tests 1000-3999).
-LOOP_INDEX = 5900
+# Away from run.py (the bottom of 5000-5999) and scale.py (the top); devmodel: 4000-4999.
+LOOP_INDEX = 5450
 
 COMMANDS = {
     "ls-flat": ("flat", "ls -l flat"),

@@ -463,6 +463,7 @@ static void *worker(void *arg) {
         RcWalk *w = ((Worker *) arg)->w;
         bool first = ((Worker *) arg)->first;
         _cleanup_free_ char *buf = NULL;
+        bool stopped = false;
 
         free(arg);
         buf = malloc(GETDENTS_BUFFER_SIZE);
@@ -474,6 +475,7 @@ static void *worker(void *arg) {
                 while (!w->head && w->busy > 0 && !atomic_load(&w->stop))
                         pthread_cond_wait(&w->cond, &w->lock);
                 if (atomic_load(&w->stop) || !w->head) {
+                        stopped = atomic_load(&w->stop);
                         pthread_cond_broadcast(&w->cond);
                         pthread_mutex_unlock(&w->lock);
                         break;
@@ -502,8 +504,9 @@ static void *worker(void *arg) {
                 pthread_mutex_unlock(&w->lock);
         }
 
-        /* Every thread leaves the loop only when the queue is empty and no one is busy. */
-        if (first && w->data)
+        /* Unless stopped, a thread leaves the loop only when the queue is empty and no
+         * one is busy: then the list of files is complete and no one else touches it. */
+        if (first && w->data && !stopped)
                 read_ahead_data(w);
 
         atomic_fetch_sub(&w->running, 1);
