@@ -231,6 +231,8 @@ def main():
     p.add_argument("--files", type=int, default=100000)
     p.add_argument("--builddir", default=os.path.join(HERE, "..", "build"))
     p.add_argument("--out")
+    p.add_argument("--no-lock", action="store_true",
+                   help=f"the caller holds {LOCK} (flock {LOCK} bench/prefetch.py --no-lock ...)")
     args = p.parse_args()
 
     racontrol = os.path.abspath(os.path.join(args.builddir, "racontrol", "racontrol"))
@@ -244,7 +246,8 @@ def main():
         for fs in args.fs.split(","):
             image(fs, args.files)  # made outside the lock: it measures nothing
             with open(LOCK, "w") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not args.no_lock:
+                    fcntl.flock(lock, fcntl.LOCK_EX)
                 results += measure_fs(fs, emulation, args.files, commands, racontrol, args.builddir)
     report(results, args.files, out)
 
