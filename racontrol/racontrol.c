@@ -36,15 +36,15 @@ static void help(void) {
                "  --json       print JSON a program can parse\n"
                "  --runtime    with set: do not keep the pin across restarts\n"
                "  --data       with prefetch: read file contents ahead too, up to a budget\n"
-               "  --threads N  with prefetch: walk with N threads (default %d)\n"
+               "  --threads N  with prefetch: walk with N threads (default 1 on a rotational\n"
+               "               disk, else 16)\n"
                "  --budget SIZE  with prefetch --data: read ahead at most SIZE bytes (K, M, G;\n"
                "               default half of MemAvailable)\n"
                "  -h, --help   show this help\n"
                "  --version    show the version\n\n"
                "Anyone may look; changing anything needs root. Exit status: 0 on success,\n"
                "1 on failure, 2 on a usage error. prefetch needs no daemon: it runs with the\n"
-               "caller's own rights.\n",
-               RC_PREFETCH_THREADS);
+               "caller's own rights.\n");
 }
 
 /* Returns 1 to go on, 0 to exit successfully, RC_EXIT_USAGE on a bad option. */

@@ -20,8 +20,6 @@ typedef struct RcContext {
         uint64_t budget;
 } RcContext;
 
-/* prefetch's threads unless --threads says otherwise: enough to keep a disk's queue full. */
-#define RC_PREFETCH_THREADS 16
 #define RC_PREFETCH_THREADS_MAX 1024
 
 /* Exit statuses, as racontrol(1) documents them. */

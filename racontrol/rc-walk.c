@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <pthread.h>
@@ -516,9 +517,6 @@ static void *worker(void *arg) {
 int rc_walk_new(unsigned threads, bool data, uint64_t budget, RcWalk **ret) {
         RcWalk *w;
 
-        if (threads == 0)
-                return -EINVAL;
-
         w = calloc(1, sizeof(*w));
         if (!w)
                 return -ENOMEM;
@@ -590,6 +588,61 @@ static int open_device(unsigned major, unsigned minor, char **ret_path) {
                 return -ENOMEM;
         }
         return fd;
+}
+
+/* The block device beneath a mount: the file system's own device number,
+ * or, where that is an anonymous one (btrfs), the mount's source. */
+static int mount_device(const struct statx *stx, const RcWalkRoot *root, dev_t *ret) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t size = 0;
+        char path[64];
+        struct stat st;
+
+        (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", stx->stx_dev_major, stx->stx_dev_minor);
+        if (access(path, F_OK) == 0) {
+                *ret = makedev(stx->stx_dev_major, stx->stx_dev_minor);
+                return 0;
+        }
+        if (!root->has_mnt_id)
+                return -ENODEV;
+
+        f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return -errno;
+        while (getline(&line, &size, f) > 0) {
+                char *sep, source[4096];
+                uint64_t id;
+
+                if (sscanf(line, "%" SCNu64, &id) != 1 || id != root->mnt_id)
+                        continue;
+                sep = strstr(line, " - ");
+                if (!sep || sscanf(sep + 3, "%*s %4095s", source) != 1)
+                        return -ENODEV;
+                if (stat(source, &st) < 0 || !S_ISBLK(st.st_mode))
+                        return -ENODEV;
+                *ret = st.st_rdev;
+                return 0;
+        }
+        return -ENODEV;
+}
+
+/* 1 for a rotational disk, 0 for one that is not, -1 when it cannot be told. */
+static int device_rotational(const struct statx *stx, const RcWalkRoot *root) {
+        char path[96], buf[8];
+        dev_t dev;
+
+        if (mount_device(stx, root, &dev) < 0)
+                return -1;
+        /* A partition has no queue of its own: its disk's is one directory up. */
+        (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/rotational", major(dev), minor(dev));
+        if (ra_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0) {
+                (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/rotational", major(dev),
+                                minor(dev));
+                if (ra_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
+                        return -1;
+        }
+        return IN_SET(buf[0], '0', '1') && buf[1] == '\0' ? buf[0] - '0' : -1;
 }
 
 /*
@@ -668,6 +721,7 @@ int rc_walk_add_root(RcWalk *w, const char *path, const RcWalkRoot **ret) {
         setup_device(root, &stx);
         root->has_mnt_id = stx.stx_mask & STATX_MNT_ID;
         root->mnt_id = root->has_mnt_id ? stx.stx_mnt_id : makedev(stx.stx_dev_major, stx.stx_dev_minor);
+        root->rotational = device_rotational(&stx, root);
         roots[w->n_roots++] = root;
         if (ret)
                 *ret = root;
@@ -681,6 +735,15 @@ int rc_walk_start(RcWalk *w) {
                 r = push_dir(w, w->roots[i]->path, w->roots[i]);
                 if (r < 0)
                         return r;
+        }
+
+        /* A disk serves one command at a time and reads ahead into its cache while
+         * idle: lookups from many threads at once make it seek between them. */
+        if (w->n_threads == 0) {
+                w->n_threads = RC_WALK_THREADS;
+                for (size_t i = 0; i < w->n_roots; i++)
+                        if (w->roots[i]->rotational == 1)
+                                w->n_threads = 1;
         }
 
         w->threads = calloc(w->n_threads, sizeof(*w->threads));
@@ -728,6 +791,10 @@ void rc_walk_join(RcWalk *w) {
         for (size_t i = 0; i < w->n_started; i++)
                 (void) pthread_join(w->threads[i], NULL);
         w->n_started = 0;
+}
+
+unsigned rc_walk_threads(RcWalk *w) {
+        return w->n_threads;
 }
 
 const RcWalkCounters *rc_walk_counters(RcWalk *w) {

@@ -21,6 +21,7 @@ typedef struct RcWalkRoot {
         const RaPrefetchFs *fs;
         uint64_t mnt_id; /* or the device number, where statx has no mount id */
         bool has_mnt_id;
+        int rotational; /* of the device beneath: 1, 0, or -1 when unknown */
         /* ext4 on a device the caller may read: its metadata is read ahead there. */
         int device_fd;
         char *device;
@@ -44,7 +45,8 @@ typedef struct RcWalkCounters {
 
 typedef struct RcWalk RcWalk;
 
-/* threads >= 1; budget is only used with data. */
+/* threads 0: one on a rotational disk, RC_WALK_THREADS otherwise; budget is only used with data. */
+#define RC_WALK_THREADS 16
 int rc_walk_new(unsigned threads, bool data, uint64_t budget, RcWalk **ret);
 RcWalk *rc_walk_free(RcWalk *w);
 
@@ -64,6 +66,8 @@ void rc_walk_stop(RcWalk *w);
 void rc_walk_join(RcWalk *w);
 
 const RcWalkCounters *rc_walk_counters(RcWalk *w);
+/* After start: how many threads walk. */
+unsigned rc_walk_threads(RcWalk *w);
 
 /* After join: the data plan's outcome. */
 void rc_walk_data_summary(RcWalk *w, uint64_t *ret_budget, uint64_t *ret_files_over,

@@ -89,6 +89,8 @@ static void print_json(RcWalk *w, const RcWalkRoot **roots, size_t n_roots, RcCo
                 rc_json_string(ra_prefetch_order_to_string(roots[i]->fs->order));
                 fputs(",\"reason\":", stdout);
                 rc_json_string(roots[i]->fs->reason);
+                fputs(",\"rotational\":", stdout);
+                fputs(roots[i]->rotational < 0 ? "null" : roots[i]->rotational ? "true" : "false", stdout);
                 fputs(",\"device_readahead\":", stdout);
                 if (roots[i]->device)
                         rc_json_string(roots[i]->device);
@@ -98,8 +100,8 @@ static void print_json(RcWalk *w, const RcWalkRoot **roots, size_t n_roots, RcCo
         }
         printf("],\"threads\":%u,\"directories\":%" PRIu64 ",\"files\":%" PRIu64 ",\"vanished\":%" PRIu64
                ",\"denied\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"seconds\":%.3f,\"interrupted\":%s",
-               rc->threads, load(&c->directories), load(&c->entries), load(&c->vanished), load(&c->denied),
-               load(&c->errors), elapsed, interrupted ? "true" : "false");
+               rc_walk_threads(w), load(&c->directories), load(&c->entries), load(&c->vanished),
+               load(&c->denied), load(&c->errors), elapsed, interrupted ? "true" : "false");
         if (rc->data)
                 printf(",\"data\":{\"files\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"budget\":%" PRIu64
                        ",\"over_budget_files\":%" PRIu64 ",\"over_budget_bytes\":%" PRIu64 "}",
@@ -171,8 +173,6 @@ int verb_prefetch(RcContext *c, char **args) {
         double start;
         int r;
 
-        if (c->threads == 0)
-                c->threads = RC_PREFETCH_THREADS;
         if (c->data && !c->budget_set) {
                 r = default_budget(&budget);
                 if (r < 0) {

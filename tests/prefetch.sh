@@ -106,6 +106,8 @@ p = j["paths"][0]
 assert p["filesystem"] == fs and p["order"] == want and p["reason"], p
 # Root may read the device: ext4's metadata is read ahead there, in few commands.
 assert (p["device_readahead"] is not None) == (fs == "ext4"), p
+# The disk beneath is known, also under btrfs's anonymous device number.
+assert p["rotational"] in (True, False), p
 assert j["files"] >= 10040 and j["directories"] == 41, j
 assert j["errors"] == 0 and j["denied"] == 0 and not j["interrupted"], j
 PY
