@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """bench/prefetch.py: is a cold walk of a big tree faster after `racontrol prefetch`?
 
-For each file system (ext4, xfs, btrfs) one image holds 100,000 files in one
-directory (flat/) and 100,000 in a tree of 100 directories (tree/). On an
+For each file system (ext4, xfs, btrfs) an image holds 100,000 files in one
+directory (flat/) and 100,000 in a tree of 100 directories (tree/), written
+in place (fresh) or renamed into place in a shuffled order (aged). On an
 emulated rotational disk, with cold caches each time, every command runs
 alone and after `racontrol prefetch` of the same directory; the time and the
 device's read commands and bytes (/sys/block/<dev>/stat) of the whole are
@@ -28,6 +29,7 @@ import fcntl
 import json
 import os
 import platform
+import random
 import signal
 import subprocess
 import sys
@@ -60,27 +62,46 @@ def run(*cmd, **kw):
     return subprocess.run(cmd, check=True, **kw)
 
 
-def make_files(root, files):
-    """flat/: files in one directory; tree/: 10 x 10 directories of files/100."""
+def make_files(root, files, layout):
+    """flat/: files in one directory; tree/: 10 x 10 directories of files/100.
+
+    fresh: each file created where it stays, so a directory lists its files in
+    the order their inodes were allocated (on xfs and btrfs; ext4 lists in
+    hash order anyway). aged: every file created in one staging directory,
+    then renamed to its place in a shuffled order, as a mail store or a
+    package cache moves files: a directory then lists them in no order its
+    inode numbers follow."""
     payload = b"x" * 100
 
-    def fill(d, n):
-        os.makedirs(d, exist_ok=True)
-        for i in range(n):
-            fd = os.open(os.path.join(d, f"file-{i:06d}-of-the-tree"), os.O_WRONLY | os.O_CREAT | os.O_EXCL,
-                         0o644)
-            os.write(fd, payload)
-            os.close(fd)
+    def create(path):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.write(fd, payload)
+        os.close(fd)
 
-    fill(os.path.join(root, "flat"), files)
-    for a in range(10):
-        for b in range(10):
-            fill(os.path.join(root, "tree", f"d{a}", f"e{b}"), files // 100)
+    dirs = [os.path.join(root, "tree", f"d{a}", f"e{b}") for a in range(10) for b in range(10)]
+    for d in [os.path.join(root, "flat")] + dirs:
+        os.makedirs(d)
+    places = [os.path.join(root, "flat", f"file-{i:06d}-of-the-tree") for i in range(files)]
+    places += [os.path.join(dirs[i // (files // 100)], f"file-{i:06d}-of-the-tree") for i in range(files)]
+    if layout == "fresh":
+        for p in places:
+            create(p)
+        return
+    stage = os.path.join(root, "stage")
+    os.makedirs(stage)
+    staged = [os.path.join(stage, str(i)) for i in range(len(places))]
+    for p in staged:
+        create(p)
+    moves = list(zip(staged, places))
+    random.Random(13).shuffle(moves)
+    for src, dst in moves:
+        os.rename(src, dst)
+    os.rmdir(stage)
 
 
-def image(fs, files):
+def image(fs, files, layout):
     """The image of fs with its two trees, made once and reused."""
-    path = os.path.join(IMAGE_DIR, f"{fs}-{files}.img")
+    path = os.path.join(IMAGE_DIR, f"{fs}-{files}{'' if layout == 'fresh' else '-' + layout}.img")
     if os.path.exists(path):
         return path
     os.makedirs(IMAGE_DIR, exist_ok=True)
@@ -98,8 +119,8 @@ def image(fs, files):
         os.makedirs(mnt, exist_ok=True)
         run("mount", node, mnt)
         try:
-            print(f"prefetch bench: writing {2 * files} files on {fs}", file=sys.stderr)
-            make_files(mnt, files)
+            print(f"prefetch bench: writing {2 * files} files on {fs} ({layout})", file=sys.stderr)
+            make_files(mnt, files, layout)
         finally:
             run("umount", mnt)
             os.rmdir(mnt)
@@ -141,8 +162,8 @@ def measure(dev, mnt, shell, cgroup):
     return {"seconds": round(elapsed, 2), "reads": r1 - r0, "bytes": b1 - b0}
 
 
-def measure_fs(fs, emulation, files, commands, racontrol, builddir):
-    path = image(fs, files)
+def measure_fs(fs, layout, emulation, files, commands, racontrol, builddir):
+    path = image(fs, files, layout)
     mnt = os.path.join(MOUNT, fs)
     os.makedirs(mnt, exist_ok=True)
     record = None
@@ -176,7 +197,7 @@ def measure_fs(fs, emulation, files, commands, racontrol, builddir):
         run("mount", "-o", "ro", node, mnt)
         for name in commands:
             tree, shell = COMMANDS[name]
-            row = {"fs": fs, "emulation": emulation, "command": shell}
+            row = {"fs": fs, "layout": layout, "emulation": emulation, "command": shell}
             row["alone"] = measure(dev, mnt, shell, cgroup)
             row["prefetch"] = measure(dev, mnt, f"{racontrol} prefetch {tree} && {shell}", cgroup)
             row["speedup"] = round(row["alone"]["seconds"] / row["prefetch"]["seconds"], 2)
@@ -208,11 +229,11 @@ def report(results, files, out):
              f"Kernel {platform.release()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
              "Each cell starts with dropped caches; reads and MiB are the device's read commands and bytes "
              "(/sys/block/<dev>/stat) for the whole command (prefetch included).", "",
-             "| emulation | fs | command | alone s | reads | MiB | prefetch + command s | reads | MiB | speedup |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| emulation | fs | tree | command | alone s | reads | MiB | prefetch + command s | reads | MiB | speedup |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         a, p = r["alone"], r["prefetch"]
-        lines.append(f"| {r['emulation']} | {r['fs']} | `{r['command']}` | {a['seconds']:.1f} | {a['reads']} | "
+        lines.append(f"| {r['emulation']} | {r['fs']} | {r['layout']} | `{r['command']}` | {a['seconds']:.1f} | {a['reads']} | "
                      f"{mib(a['bytes'])} | {p['seconds']:.1f} | {p['reads']} | {mib(p['bytes'])} | "
                      f"{r['speedup']:.2f}x |")
     with open(out + ".md", "w") as f:
@@ -229,6 +250,7 @@ def main():
     p.add_argument("--commands", default=",".join(COMMANDS))
     p.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
     p.add_argument("--files", type=int, default=100000)
+    p.add_argument("--layouts", default="fresh,aged", help="fresh: files written in place; aged: renamed into place")
     p.add_argument("--builddir", default=os.path.join(HERE, "..", "build"))
     p.add_argument("--out")
     p.add_argument("--no-lock", action="store_true",
@@ -242,13 +264,17 @@ def main():
     out = args.out or os.path.join(HERE, "results", time.strftime("%Y-%m-%d-") + platform.release() +
                                    ("-prefetch-quick" if args.quick else "-prefetch"))
     results = []
+    layouts = args.layouts.split(",")
+    for fs in args.fs.split(","):
+        for layout in layouts:
+            image(fs, args.files, layout)  # made outside the lock: it measures nothing
     for emulation in args.emulations.split(","):
         for fs in args.fs.split(","):
-            image(fs, args.files)  # made outside the lock: it measures nothing
             with open(LOCK, "w") as lock:
                 if not args.no_lock:
                     fcntl.flock(lock, fcntl.LOCK_EX)
-                results += measure_fs(fs, emulation, args.files, commands, racontrol, args.builddir)
+                for layout in layouts:
+                    results += measure_fs(fs, layout, emulation, args.files, commands, racontrol, args.builddir)
     report(results, args.files, out)
 
 
