@@ -134,19 +134,44 @@ static void push(RcWalk *w, Task *t) {
         pthread_mutex_unlock(&w->lock);
 }
 
-static int push_dir(RcWalk *w, const char *path, const RcWalkRoot *root) {
+static Task *dir_task(const char *path, const RcWalkRoot *root) {
         Task *t = calloc(1, sizeof(*t));
 
         if (!t)
-                return -ENOMEM;
+                return NULL;
         t->path = strdup(path);
         if (!t->path) {
                 free(t);
-                return -ENOMEM;
+                return NULL;
         }
         t->root = root;
+        return t;
+}
+
+static int push_dir(RcWalk *w, const char *path, const RcWalkRoot *root) {
+        Task *t = dir_task(path, root);
+
+        if (!t)
+                return -ENOMEM;
         push(w, t);
         return 0;
+}
+
+/*
+ * Queues the subdirectories one directory's lookups found, in their order,
+ * ahead of everything else: the walk goes depth first, as find and ls -R
+ * do, and reads a subtree while the disk is still near it.
+ */
+static void push_front(RcWalk *w, Task *first, Task *last) {
+        if (!first)
+                return;
+        pthread_mutex_lock(&w->lock);
+        last->next = w->head;
+        w->head = first;
+        if (!w->tail)
+                w->tail = last;
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
 }
 
 static bool same_mount(const RcWalkRoot *root, const struct statx *stx) {
@@ -275,6 +300,8 @@ static void device_read_inodes(const RcWalkRoot *root, const Dir *d) {
 
 /* The lookups that warm the inodes (and dentries) a later walk needs. */
 static void lookup_entries(RcWalk *w, Dir *d, size_t begin, size_t end) {
+        Task *first = NULL, *last = NULL;
+
         for (size_t i = begin; i < end && !atomic_load(&w->stop); i++) {
                 const char *name = d->names + d->entries[i].name_offset;
                 struct statx stx;
@@ -288,12 +315,21 @@ static void lookup_entries(RcWalk *w, Dir *d, size_t begin, size_t end) {
 
                 if (S_ISDIR(stx.stx_mode) && same_mount(d->root, &stx)) {
                         _cleanup_free_ char *path = path_join(d->path, name);
+                        Task *t = path ? dir_task(path, d->root) : NULL;
 
-                        if (!path || push_dir(w, path, d->root) < 0)
+                        if (!t) {
                                 note_error(w, d->path, name, -ENOMEM);
+                                continue;
+                        }
+                        if (last)
+                                last->next = t;
+                        else
+                                first = t;
+                        last = t;
                 } else if (w->data && S_ISREG(stx.stx_mode) && stx.stx_size > 0)
                         add_data_file(w, d, name, stx.stx_size);
         }
+        push_front(w, first, last);
 }
 
 /* Reads a whole directory with large getdents64 calls. */
@@ -389,7 +425,8 @@ static void walk_dir(RcWalk *w, Task *t, char *buf) {
                 device_read_inodes(d->root, d);
         ra_prefetch_sort_entries(d->entries, d->n, d->root->fs->order);
 
-        if (d->n <= CHUNK_ENTRIES) {
+        /* One thread looks up in one pass, in order. */
+        if (d->n <= CHUNK_ENTRIES || w->n_threads == 1) {
                 lookup_entries(w, d, 0, d->n);
                 (void) dir_unref(d);
                 return;
