@@ -192,8 +192,10 @@ static void add_data_file(RcWalk *w, Dir *d, const char *name, uint64_t size) {
         fd = openat(d->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
         if (fd < 0 && errno == EPERM) /* O_NOATIME is for the owner only */
                 fd = openat(d->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0)
-                return note_error(w, d->path, name, -errno);
+        if (fd < 0) {
+                note_error(w, d->path, name, -errno);
+                return;
+        }
 
         fm->fm_length = FIEMAP_MAX_OFFSET;
         fm->fm_extent_count = 1;
@@ -203,8 +205,10 @@ static void add_data_file(RcWalk *w, Dir *d, const char *name, uint64_t size) {
                 physical = fm->fm_extents[0].fe_physical;
 
         path = path_join(d->path, name);
-        if (!path)
-                return note_error(w, d->path, name, -ENOMEM);
+        if (!path) {
+                note_error(w, d->path, name, -ENOMEM);
+                return;
+        }
 
         pthread_mutex_lock(&w->lock);
         if (w->n_files == w->files_allocated) {
@@ -218,7 +222,8 @@ static void add_data_file(RcWalk *w, Dir *d, const char *name, uint64_t size) {
                         w->file_paths = paths;
                 if (!files || !paths) {
                         pthread_mutex_unlock(&w->lock);
-                        return note_error(w, d->path, name, -ENOMEM);
+                        note_error(w, d->path, name, -ENOMEM);
+                        return;
                 }
                 w->files_allocated = n;
         }
@@ -398,8 +403,10 @@ static void walk_dir(RcWalk *w, Task *t, char *buf) {
         int r;
 
         d = calloc(1, sizeof(*d));
-        if (!d)
-                return note_error(w, t->path, NULL, -ENOMEM);
+        if (!d) {
+                note_error(w, t->path, NULL, -ENOMEM);
+                return;
+        }
         atomic_init(&d->refs, 1);
         d->root = t->root;
         d->path = TAKE_PTR(t->path);
