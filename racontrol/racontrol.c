@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ra-prefetch.h"
+#include "ra-util.h"
 #include "racontrol.h"
 
 static const struct {
         const char *name;
-        int n_args; /* exactly this many arguments after the verb */
+        int n_args; /* exactly this many arguments after the verb; -1: one or more */
         int (*run)(RcContext *c, char **args);
         const char *args;
         const char *summary;
@@ -22,6 +24,7 @@ static const struct {
         { "restore", 0, verb_restore, "", "put every disk back as it was before radaemon" },
         { "monitor", 0, verb_monitor, "", "print every change as it happens, until Ctrl-C" },
         { "metrics", 0, verb_metrics, "", "every disk's numbers for Prometheus (text format)" },
+        { "prefetch", -1, verb_prefetch, "PATH...", "warm a tree's metadata (--data: and contents)" },
 };
 
 static void help(void) {
@@ -29,26 +32,36 @@ static void help(void) {
                "Shows and steers radaemon, the block device readahead tuner, over D-Bus.\n\n"
                "Verbs (the default is status):\n");
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                printf("  %-7s %-18s %s\n", verbs[i].name, verbs[i].args, verbs[i].summary);
+                printf("  %-8s %-18s %s\n", verbs[i].name, verbs[i].args, verbs[i].summary);
         printf("\nOptions:\n"
                "  --json       print JSON a program can parse\n"
                "  --runtime    with set: do not keep the pin across restarts\n"
+               "  --data       with prefetch: read file contents ahead too, up to a budget\n"
+               "  --threads N  with prefetch: walk with N threads (default 1 on a rotational\n"
+               "               disk, else 16)\n"
+               "  --budget SIZE  with prefetch --data: read ahead at most SIZE bytes (K, M, G;\n"
+               "               default half of MemAvailable)\n"
                "  -h, --help   show this help\n"
                "  --version    show the version\n\n"
                "Anyone may look; changing anything needs root. Exit status: 0 on success,\n"
-               "1 on failure, 2 on a usage error.\n");
+               "1 on failure, 2 on a usage error. prefetch needs no daemon: it runs with the\n"
+               "caller's own rights.\n");
 }
 
 /* Returns 1 to go on, 0 to exit successfully, RC_EXIT_USAGE on a bad option. */
 static int parse_argv(int argc, char *argv[], RcContext *c) {
-        enum { ARG_JSON = 0x100, ARG_RUNTIME, ARG_VERSION };
+        enum { ARG_JSON = 0x100, ARG_RUNTIME, ARG_VERSION, ARG_DATA, ARG_THREADS, ARG_BUDGET };
         static const struct option options[] = {
                 { "json", no_argument, NULL, ARG_JSON },
                 { "runtime", no_argument, NULL, ARG_RUNTIME },
+                { "data", no_argument, NULL, ARG_DATA },
+                { "threads", required_argument, NULL, ARG_THREADS },
+                { "budget", required_argument, NULL, ARG_BUDGET },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {},
         };
+        uint32_t threads;
         int opt;
 
         opterr = 0;
@@ -60,12 +73,38 @@ static int parse_argv(int argc, char *argv[], RcContext *c) {
                 case ARG_RUNTIME:
                         c->runtime = true;
                         break;
+                case ARG_DATA:
+                        c->data = true;
+                        break;
+                case ARG_THREADS:
+                        if (ra_parse_u32(optarg, &threads) < 0 || threads == 0 ||
+                            threads > RC_PREFETCH_THREADS_MAX) {
+                                fprintf(stderr,
+                                        "racontrol: --threads takes a number from 1 to %d, not '%s'\n",
+                                        RC_PREFETCH_THREADS_MAX, optarg);
+                                return RC_EXIT_USAGE;
+                        }
+                        c->threads = threads;
+                        break;
+                case ARG_BUDGET:
+                        if (ra_prefetch_parse_size(optarg, &c->budget) < 0) {
+                                fprintf(stderr,
+                                        "racontrol: --budget takes a size in bytes (K, M, G, T), not '%s'\n",
+                                        optarg);
+                                return RC_EXIT_USAGE;
+                        }
+                        c->budget_set = true;
+                        break;
                 case 'h':
                         help();
                         return 0;
                 case ARG_VERSION:
                         puts(PACKAGE_STRING);
                         return 0;
+                case ':':
+                        fprintf(stderr, "racontrol: option '%s' needs a value; see racontrol --help\n",
+                                argv[optind - 1]);
+                        return RC_EXIT_USAGE;
                 default:
                         fprintf(stderr, "racontrol: unknown option '%s'; see racontrol --help\n",
                                 argv[optind - 1]);
@@ -91,13 +130,26 @@ int main(int argc, char *argv[]) {
                 if (strcmp(verbs[i].name, verb) != 0)
                         continue;
 
-                if (n_args != verbs[i].n_args) {
+                if (verbs[i].n_args < 0 && n_args == 0) {
+                        fprintf(stderr, "racontrol: %s takes at least 1 argument; usage: racontrol %s %s\n",
+                                verb, verb, verbs[i].args);
+                        return RC_EXIT_USAGE;
+                }
+                if (verbs[i].n_args >= 0 && n_args != verbs[i].n_args) {
                         fprintf(stderr, "racontrol: %s takes %d argument%s; usage: racontrol %s %s\n", verb,
                                 verbs[i].n_args, verbs[i].n_args == 1 ? "" : "s", verb, verbs[i].args);
                         return RC_EXIT_USAGE;
                 }
                 if (c.runtime && verbs[i].run != verb_set) {
                         fprintf(stderr, "racontrol: --runtime only goes with set\n");
+                        return RC_EXIT_USAGE;
+                }
+                if ((c.data || c.threads > 0 || c.budget_set) && verbs[i].run != verb_prefetch) {
+                        fprintf(stderr, "racontrol: --data, --threads and --budget only go with prefetch\n");
+                        return RC_EXIT_USAGE;
+                }
+                if (c.budget_set && !c.data) {
+                        fprintf(stderr, "racontrol: --budget only goes with prefetch --data\n");
                         return RC_EXIT_USAGE;
                 }
 

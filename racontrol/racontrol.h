@@ -13,7 +13,14 @@ typedef struct RcContext {
         sd_bus *bus;
         bool json;
         bool runtime; /* set --runtime: the pin lasts until radaemon stops */
+        /* prefetch: --data, --threads, --budget */
+        bool data;
+        bool budget_set;
+        unsigned threads;
+        uint64_t budget;
 } RcContext;
+
+#define RC_PREFETCH_THREADS_MAX 1024
 
 /* Exit statuses, as racontrol(1) documents them. */
 #define RC_EXIT_FAILURE 1
@@ -28,6 +35,7 @@ int verb_reload(RcContext *c, char **args);
 int verb_monitor(RcContext *c, char **args);
 int verb_restore(RcContext *c, char **args);
 int verb_metrics(RcContext *c, char **args);
+int verb_prefetch(RcContext *c, char **args);
 
 /* --- rc-bus.c: talking to radaemon --------------------------------------- */
 

@@ -28,6 +28,7 @@ ${dir[systemdsystemunitdir]}/radaemon.service
 ${dir[systemdsystemunitdir]}/radaemon-metrics.service
 ${dir[systemdsystemunitdir]}/radaemon-metrics.timer
 ${dir[catalogdir]}/radaemon.catalog
+${dir[systemdsystemunitdir]}/radaemon-prefetch@.service
 ${dir[dbuspolicydir]}/org.radaemon.ReadAhead1.conf
 ${dir[dbussystemservicedir]}/org.radaemon.ReadAhead1.service
 ${dir[dbusinterfacesdir]}/org.radaemon.ReadAhead1.xml

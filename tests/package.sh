@@ -32,7 +32,8 @@ dpkg-deb --fsys-tarfile "$deb" | tar -tf - | sed -n 's|^\./|/|; /[^/]$/p' | sort
 for f in /usr/sbin/radaemon /usr/bin/racontrol /lib/udev/radaemon-udev /lib/udev/rules.d/60-radaemon.rules \
 	/lib/systemd/system/radaemon.service /lib/systemd/system/radaemon-metrics.service \
 	/lib/systemd/system/radaemon-metrics.timer /usr/lib/systemd/catalog/radaemon.catalog \
-	/usr/share/man/man8/radaemon-metrics.service.8.gz /usr/share/dbus-1/system.d/org.radaemon.ReadAhead1.conf \
+	/usr/share/man/man8/radaemon-metrics.service.8.gz /lib/systemd/system/radaemon-prefetch@.service \
+	/usr/share/dbus-1/system.d/org.radaemon.ReadAhead1.conf \
 	/usr/share/dbus-1/system-services/org.radaemon.ReadAhead1.service \
 	/usr/share/dbus-1/interfaces/org.radaemon.ReadAhead1.xml /usr/share/polkit-1/actions/org.radaemon.ReadAhead1.policy \
 	/etc/radaemon/radaemon.conf /usr/share/man/man8/radaemon.8.gz /usr/share/man/man1/racontrol.1.gz \

@@ -54,3 +54,24 @@ for bad in ProtectKernelTunables PrivateNetwork PrivateDevices; do
 	fi
 done
 ra_ok "nothing in it keeps radaemon from /sys, udev events or block devices"
+
+# radaemon-prefetch@.service: a template for racontrol prefetch of one tree,
+# verified as an instance (a template alone cannot be), read-only.
+template=$root${dir[systemdsystemunitdir]}/radaemon-prefetch@.service
+[[ -f $template ]] || ra_fail "radaemon-prefetch@.service is not installed"
+sed "s|^ExecStart=|ExecStart=$root|" "$template" >"$T/verify/radaemon-prefetch@tmp.service"
+MANPATH=$root${dir[mandir]} systemd-analyze verify "$T/verify/radaemon-prefetch@tmp.service" >"$T/verify.log" 2>&1 ||
+	ra_fail "systemd-analyze verify radaemon-prefetch@tmp.service: $(cat "$T/verify.log")"
+[[ ! -s $T/verify.log ]] || ra_fail "systemd-analyze verify radaemon-prefetch@tmp.service: $(cat "$T/verify.log")"
+for line in "ExecStart=${dir[bindir]}/racontrol prefetch %f" Type=oneshot RequiresMountsFor=%f \
+	ProtectSystem=strict ProtectHome=read-only PrivateDevices=yes PrivateNetwork=yes NoNewPrivileges=yes \
+	CapabilityBoundingSet=CAP_DAC_READ_SEARCH RestrictAddressFamilies=none WantedBy=multi-user.target; do
+	grep -qxF "$line" "$template" || ra_fail "radaemon-prefetch@.service lacks $line"
+done
+cp "$template" "$T/verify/radaemon-prefetch@srv-mail.service"
+systemd-analyze security --offline=yes "$T/verify/radaemon-prefetch@srv-mail.service" >"$T/security.log" 2>&1 || true
+exposure=$(sed -n 's/^→ Overall exposure level for radaemon-prefetch@srv-mail.service: \([0-9.]*\) .*/\1/p' "$T/security.log")
+[[ -n $exposure ]] || ra_fail "prefetch unit: no exposure level: $(tail -n 5 "$T/security.log")"
+awk -v e="$exposure" 'BEGIN { exit !(e <= 2.0) }' ||
+	ra_fail "prefetch unit: exposure $exposure, want <= 2.0: $(grep '✗' "$T/security.log")"
+ra_ok "radaemon-prefetch@.service: verify clean, read-only sandbox, exposure $exposure"

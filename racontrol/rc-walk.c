@@ -1,0 +1,857 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "ra-macro.h"
+#include "ra-util.h"
+#include "rc-walk.h"
+
+/* One getdents64 call fills this much: a 100,000-entry directory in a few calls. */
+#define GETDENTS_BUFFER_SIZE (1024 * 1024)
+/* A directory with more entries than this is looked up by several threads at once. */
+#define CHUNK_ENTRIES 256
+
+/* A directory read and sorted; shared by the tasks that look its entries up. */
+typedef struct Dir {
+        atomic_uint refs;
+        int fd;
+        char *path;
+        const RcWalkRoot *root;
+        RaPrefetchEntry *entries;
+        size_t n;
+        char *names;
+} Dir;
+
+/* Read the directory at path, or look up entries [begin, end) of dir. */
+typedef struct Task {
+        struct Task *next;
+        char *path;
+        const RcWalkRoot *root;
+        Dir *dir;
+        size_t begin, end;
+} Task;
+
+struct RcWalk {
+        unsigned n_threads;
+        bool data;
+        uint64_t budget;
+
+        RcWalkRoot **roots; /* each allocated alone, so the pointers handed out stay valid */
+        size_t n_roots;
+
+        pthread_t *threads;
+        size_t n_started;
+        atomic_uint running;
+        atomic_bool stop;
+
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        Task *head, *tail;
+        unsigned busy;
+
+        RcWalkCounters counters;
+        char *first_error;
+
+        /* --data: regular files found by the walk, under lock. */
+        RaPrefetchFile *files;
+        char **file_paths;
+        size_t n_files, files_allocated;
+        uint64_t files_over, bytes_over;
+};
+
+static Dir *dir_unref(Dir *d) {
+        if (!d || atomic_fetch_sub(&d->refs, 1) > 1)
+                return NULL;
+        (void) ra_close(d->fd);
+        free(d->path);
+        free(d->entries);
+        free(d->names);
+        free(d);
+        return NULL;
+}
+
+static void task_free(Task *t) {
+        if (!t)
+                return;
+        free(t->path);
+        (void) dir_unref(t->dir);
+        free(t);
+}
+
+static char *path_join(const char *dir, const char *name) {
+        char *p;
+
+        if (asprintf(&p, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name) < 0)
+                return NULL;
+        return p;
+}
+
+static void note_error(RcWalk *w, const char *path, const char *name, int r) {
+        atomic_uint_fast64_t *counter;
+
+        if (r == -ENOENT)
+                counter = &w->counters.vanished;
+        else if (IN_SET(r, -EACCES, -EPERM))
+                counter = &w->counters.denied;
+        else
+                counter = &w->counters.errors;
+        atomic_fetch_add(counter, 1);
+
+        if (r == -ENOENT)
+                return; /* normal in a live tree: counted, never an error */
+
+        pthread_mutex_lock(&w->lock);
+        if (!w->first_error &&
+            asprintf(&w->first_error, "%s%s%s: %s", path, name ? "/" : "", name ?: "", strerror(-r)) < 0)
+                w->first_error = NULL;
+        pthread_mutex_unlock(&w->lock);
+}
+
+/* Queues a task at the tail, so the walk goes in the order things were found. */
+static void push(RcWalk *w, Task *t) {
+        pthread_mutex_lock(&w->lock);
+        if (w->tail)
+                w->tail->next = t;
+        else
+                w->head = t;
+        w->tail = t;
+        pthread_cond_signal(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+}
+
+static Task *dir_task(const char *path, const RcWalkRoot *root) {
+        Task *t = calloc(1, sizeof(*t));
+
+        if (!t)
+                return NULL;
+        t->path = strdup(path);
+        if (!t->path) {
+                free(t);
+                return NULL;
+        }
+        t->root = root;
+        return t;
+}
+
+static int push_dir(RcWalk *w, const char *path, const RcWalkRoot *root) {
+        Task *t = dir_task(path, root);
+
+        if (!t)
+                return -ENOMEM;
+        push(w, t);
+        return 0;
+}
+
+/*
+ * Queues the subdirectories one directory's lookups found, in their order,
+ * ahead of everything else: the walk goes depth first, as find and ls -R
+ * do, and reads a subtree while the disk is still near it.
+ */
+static void push_front(RcWalk *w, Task *first, Task *last) {
+        if (!first)
+                return;
+        pthread_mutex_lock(&w->lock);
+        last->next = w->head;
+        w->head = first;
+        if (!w->tail)
+                w->tail = last;
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+}
+
+static bool same_mount(const RcWalkRoot *root, const struct statx *stx) {
+        if (root->has_mnt_id && (stx->stx_mask & STATX_MNT_ID))
+                return stx->stx_mnt_id == root->mnt_id;
+        return makedev(stx->stx_dev_major, stx->stx_dev_minor) == root->mnt_id;
+}
+
+/* --data: where the file starts on the device, for the read order. */
+static void add_data_file(RcWalk *w, Dir *d, const char *name, uint64_t size) {
+        /* A struct fiemap with room for one extent after it. */
+        uint64_t fm_buf[(sizeof(struct fiemap) + sizeof(struct fiemap_extent)) / sizeof(uint64_t) + 1] = {};
+        struct fiemap *fm = (struct fiemap *) fm_buf;
+        _cleanup_free_ char *path = NULL;
+        _cleanup_close_ int fd = -1;
+        uint64_t physical = UINT64_MAX;
+
+        fd = openat(d->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
+        if (fd < 0 && errno == EPERM) /* O_NOATIME is for the owner only */
+                fd = openat(d->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0) {
+                note_error(w, d->path, name, -errno);
+                return;
+        }
+
+        fm->fm_length = FIEMAP_MAX_OFFSET;
+        fm->fm_extent_count = 1;
+        /* Not every file system has FIEMAP: those files go last, in walk order. */
+        if (ioctl(fd, FS_IOC_FIEMAP, fm) >= 0 && fm->fm_mapped_extents > 0 &&
+            !(fm->fm_extents[0].fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC)))
+                physical = fm->fm_extents[0].fe_physical;
+
+        path = path_join(d->path, name);
+        if (!path) {
+                note_error(w, d->path, name, -ENOMEM);
+                return;
+        }
+
+        pthread_mutex_lock(&w->lock);
+        if (w->n_files == w->files_allocated) {
+                size_t n = w->files_allocated ? w->files_allocated * 2 : 1024;
+                RaPrefetchFile *files = reallocarray(w->files, n, sizeof(*files));
+                char **paths = files ? reallocarray(w->file_paths, n, sizeof(*paths)) : NULL;
+
+                if (files)
+                        w->files = files;
+                if (paths)
+                        w->file_paths = paths;
+                if (!files || !paths) {
+                        pthread_mutex_unlock(&w->lock);
+                        note_error(w, d->path, name, -ENOMEM);
+                        return;
+                }
+                w->files_allocated = n;
+        }
+        w->files[w->n_files] =
+                (RaPrefetchFile){ .physical = physical, .size = size, .id = (uint32_t) w->n_files };
+        w->file_paths[w->n_files++] = TAKE_PTR(path);
+        pthread_mutex_unlock(&w->lock);
+}
+
+/* Largest gap between two metadata blocks still read as one: a seek costs
+ * more than reading a megabyte on a disk, and one command more than that
+ * on the emulated one. */
+#define DEVICE_MAX_GAP (1024 * 1024)
+
+static void device_read_ahead(const RcWalkRoot *root, RaPrefetchRange *ranges, size_t n) {
+        n = ra_prefetch_coalesce(ranges, n, DEVICE_MAX_GAP);
+        for (size_t i = 0; i < n; i++)
+                for (uint64_t off = ranges[i].offset; off < ranges[i].offset + ranges[i].length;
+                     off += root->device_chunk) {
+                        uint64_t len = ranges[i].offset + ranges[i].length - off;
+
+                        /* A hint: what is not read here is read by the lookups. */
+                        (void) posix_fadvise(root->device_fd, (off_t) off,
+                                             (off_t) (len < root->device_chunk ? len : root->device_chunk),
+                                             POSIX_FADV_WILLNEED);
+                }
+}
+
+/* The directory's own blocks, where FIEMAP says they are, before getdents64 asks for them. */
+static void device_read_dir(const RcWalkRoot *root, int fd) {
+        enum { N = 64 };
+        uint64_t buf[(sizeof(struct fiemap) + N * sizeof(struct fiemap_extent)) / sizeof(uint64_t) + 1];
+        struct fiemap *fm = (struct fiemap *) buf;
+        RaPrefetchRange ranges[N];
+        uint64_t start = 0;
+
+        for (;;) {
+                size_t n = 0;
+                bool last = false;
+
+                memset(buf, 0, sizeof(buf));
+                fm->fm_start = start;
+                fm->fm_length = FIEMAP_MAX_OFFSET - start;
+                fm->fm_extent_count = N;
+                if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0 || fm->fm_mapped_extents == 0)
+                        return;
+                for (uint32_t i = 0; i < fm->fm_mapped_extents; i++) {
+                        const struct fiemap_extent *e = &fm->fm_extents[i];
+
+                        if (!(e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
+                                             FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_UNWRITTEN)))
+                                ranges[n++] = (RaPrefetchRange){ e->fe_physical, e->fe_length };
+                        last = e->fe_flags & FIEMAP_EXTENT_LAST;
+                        start = e->fe_logical + e->fe_length;
+                }
+                device_read_ahead(root, ranges, n);
+                if (last || fm->fm_mapped_extents < N)
+                        return;
+        }
+}
+
+/* The inode table blocks that hold the entries' inodes. */
+static void device_read_inodes(const RcWalkRoot *root, const Dir *d) {
+        _cleanup_free_ RaPrefetchRange *ranges = NULL;
+        uint64_t block = root->ext4.block_size;
+        size_t n = 0;
+
+        ranges = calloc(d->n, sizeof(*ranges));
+        if (!ranges)
+                return;
+        for (size_t i = 0; i < d->n; i++) {
+                uint64_t off;
+
+                if (ra_ext4_inode_offset(&root->ext4, d->entries[i].ino, &off) >= 0)
+                        ranges[n++] = (RaPrefetchRange){ off / block * block, block };
+        }
+        device_read_ahead(root, ranges, n);
+}
+
+/* The lookups that warm the inodes (and dentries) a later walk needs. */
+static void lookup_entries(RcWalk *w, Dir *d, size_t begin, size_t end) {
+        Task *first = NULL, *last = NULL;
+
+        for (size_t i = begin; i < end && !atomic_load(&w->stop); i++) {
+                const char *name = d->names + d->entries[i].name_offset;
+                struct statx stx;
+
+                if (statx(d->fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+                          STATX_BASIC_STATS | STATX_MNT_ID, &stx) < 0) {
+                        note_error(w, d->path, name, -errno);
+                        continue;
+                }
+                atomic_fetch_add(&w->counters.entries, 1);
+
+                if (S_ISDIR(stx.stx_mode) && same_mount(d->root, &stx)) {
+                        _cleanup_free_ char *path = path_join(d->path, name);
+                        Task *t = path ? dir_task(path, d->root) : NULL;
+
+                        if (!t) {
+                                note_error(w, d->path, name, -ENOMEM);
+                                continue;
+                        }
+                        if (last)
+                                last->next = t;
+                        else
+                                first = t;
+                        last = t;
+                } else if (w->data && S_ISREG(stx.stx_mode) && stx.stx_size > 0)
+                        add_data_file(w, d, name, stx.stx_size);
+        }
+        push_front(w, first, last);
+}
+
+/* Reads a whole directory with large getdents64 calls. */
+static int read_dir(int fd, char *buf, RaPrefetchEntry **ret_entries, size_t *ret_n, char **ret_names) {
+        _cleanup_free_ RaPrefetchEntry *entries = NULL;
+        _cleanup_free_ char *names = NULL;
+        size_t n = 0, allocated = 0, names_size = 0, names_allocated = 0;
+
+        for (;;) {
+                long got = syscall(SYS_getdents64, fd, buf, GETDENTS_BUFFER_SIZE);
+
+                if (got < 0)
+                        return negative_errno();
+                if (got == 0)
+                        break;
+
+                for (long off = 0; off < got;) {
+                        struct dirent64 *de = (struct dirent64 *) (buf + off);
+                        size_t len = strlen(de->d_name) + 1;
+
+                        off += de->d_reclen;
+                        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                                continue;
+
+                        if (n == allocated) {
+                                RaPrefetchEntry *e;
+
+                                allocated = allocated ? allocated * 2 : 64;
+                                e = reallocarray(entries, allocated, sizeof(*entries));
+                                if (!e)
+                                        return -ENOMEM;
+                                entries = e;
+                        }
+                        if (names_size + len > names_allocated) {
+                                char *p;
+
+                                names_allocated = (names_size + len) * 2 + 1024;
+                                p = realloc(names, names_allocated);
+                                if (!p)
+                                        return -ENOMEM;
+                                names = p;
+                        }
+                        if (n >= UINT32_MAX || names_size >= UINT32_MAX)
+                                return -EOVERFLOW;
+
+                        memcpy(names + names_size, de->d_name, len);
+                        entries[n] = (RaPrefetchEntry){
+                                .ino = de->d_ino,
+                                .index = (uint32_t) n,
+                                .name_offset = (uint32_t) names_size,
+                                .type = de->d_type,
+                        };
+                        names_size += len;
+                        n++;
+                }
+        }
+
+        *ret_entries = TAKE_PTR(entries);
+        *ret_n = n;
+        *ret_names = TAKE_PTR(names);
+        return 0;
+}
+
+static void walk_dir(RcWalk *w, Task *t, char *buf) {
+        Dir *d;
+        int r;
+
+        d = calloc(1, sizeof(*d));
+        if (!d) {
+                note_error(w, t->path, NULL, -ENOMEM);
+                return;
+        }
+        atomic_init(&d->refs, 1);
+        d->root = t->root;
+        d->path = TAKE_PTR(t->path);
+        d->fd = open(d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (d->fd < 0) {
+                note_error(w, d->path, NULL, -errno);
+                (void) dir_unref(d);
+                return;
+        }
+        if (d->root->device_fd >= 0)
+                device_read_dir(d->root, d->fd);
+
+        r = read_dir(d->fd, buf, &d->entries, &d->n, &d->names);
+        if (r < 0) {
+                note_error(w, d->path, NULL, r);
+                (void) dir_unref(d);
+                return;
+        }
+        atomic_fetch_add(&w->counters.directories, 1);
+        atomic_fetch_add(&w->counters.found, d->n);
+
+        if (d->root->device_fd >= 0)
+                device_read_inodes(d->root, d);
+        ra_prefetch_sort_entries(d->entries, d->n, d->root->fs->order);
+
+        /* One thread looks up in one pass, in order. */
+        if (d->n <= CHUNK_ENTRIES || w->n_threads == 1) {
+                lookup_entries(w, d, 0, d->n);
+                (void) dir_unref(d);
+                return;
+        }
+
+        /* A large directory: its chunks go to every thread, in order, so several
+         * lookups are in flight at neighbouring places on the disk. */
+        for (size_t begin = 0; begin < d->n; begin += CHUNK_ENTRIES) {
+                Task *c = calloc(1, sizeof(*c));
+
+                if (!c) {
+                        note_error(w, d->path, NULL, -ENOMEM);
+                        break;
+                }
+                atomic_fetch_add(&d->refs, 1);
+                c->dir = d;
+                c->root = d->root;
+                c->begin = begin;
+                c->end = begin + CHUNK_ENTRIES < d->n ? begin + CHUNK_ENTRIES : d->n;
+                push(w, c);
+        }
+        (void) dir_unref(d);
+}
+
+/* --data, after the walk: read ahead in physical order, up to the budget. */
+static void read_ahead_data(RcWalk *w) {
+        uint64_t planned;
+
+        ra_prefetch_plan(w->files, w->n_files, w->budget, &planned);
+        atomic_store(&w->counters.data_planned_bytes, planned);
+        atomic_store(&w->counters.data_phase, true);
+
+        for (size_t i = 0; i < w->n_files; i++) {
+                const RaPrefetchFile *f = &w->files[i];
+                _cleanup_close_ int fd = -1;
+
+                if (!f->selected) {
+                        w->files_over++;
+                        w->bytes_over += f->size;
+                        continue;
+                }
+                if (atomic_load(&w->stop))
+                        continue;
+
+                fd = open(w->file_paths[f->id], O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
+                if (fd < 0 && errno == EPERM)
+                        fd = open(w->file_paths[f->id], O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+                if (fd < 0) {
+                        note_error(w, w->file_paths[f->id], NULL, -errno);
+                        continue;
+                }
+                /* readahead(2) only queues the reads; the file system without it gets the advice. */
+                if (readahead(fd, 0, f->size) < 0) {
+                        int r = posix_fadvise(fd, 0, (off_t) f->size, POSIX_FADV_WILLNEED);
+
+                        if (r != 0) {
+                                note_error(w, w->file_paths[f->id], NULL, -r);
+                                continue;
+                        }
+                }
+                atomic_fetch_add(&w->counters.data_files, 1);
+                atomic_fetch_add(&w->counters.data_bytes, f->size);
+        }
+}
+
+typedef struct Worker {
+        RcWalk *w;
+        bool first;
+} Worker;
+
+static void *worker(void *arg) {
+        RcWalk *w = ((Worker *) arg)->w;
+        bool first = ((Worker *) arg)->first;
+        _cleanup_free_ char *buf = NULL;
+        bool stopped = false;
+
+        free(arg);
+        buf = malloc(GETDENTS_BUFFER_SIZE);
+
+        for (;;) {
+                Task *t;
+
+                pthread_mutex_lock(&w->lock);
+                while (!w->head && w->busy > 0 && !atomic_load(&w->stop))
+                        pthread_cond_wait(&w->cond, &w->lock);
+                if (atomic_load(&w->stop) || !w->head) {
+                        stopped = atomic_load(&w->stop);
+                        pthread_cond_broadcast(&w->cond);
+                        pthread_mutex_unlock(&w->lock);
+                        break;
+                }
+                t = w->head;
+                w->head = t->next;
+                if (!w->head)
+                        w->tail = NULL;
+                w->busy++;
+                pthread_mutex_unlock(&w->lock);
+
+                if (atomic_load(&w->stop))
+                        ;
+                else if (t->dir)
+                        lookup_entries(w, t->dir, t->begin, t->end);
+                else if (buf)
+                        walk_dir(w, t, buf);
+                else
+                        note_error(w, t->path, NULL, -ENOMEM);
+                task_free(t);
+
+                pthread_mutex_lock(&w->lock);
+                w->busy--;
+                if (!w->head && w->busy == 0)
+                        pthread_cond_broadcast(&w->cond);
+                pthread_mutex_unlock(&w->lock);
+        }
+
+        /* Unless stopped, a thread leaves the loop only when the queue is empty and no
+         * one is busy: then the list of files is complete and no one else touches it. */
+        if (first && w->data && !stopped)
+                read_ahead_data(w);
+
+        atomic_fetch_sub(&w->running, 1);
+        return NULL;
+}
+
+int rc_walk_new(unsigned threads, bool data, uint64_t budget, RcWalk **ret) {
+        RcWalk *w;
+
+        w = calloc(1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        w->n_threads = threads;
+        w->data = data;
+        w->budget = budget;
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_cond_init(&w->cond, NULL);
+        *ret = w;
+        return 0;
+}
+
+RcWalk *rc_walk_free(RcWalk *w) {
+        if (!w)
+                return NULL;
+
+        while (w->head) {
+                Task *t = w->head;
+
+                w->head = t->next;
+                task_free(t);
+        }
+        for (size_t i = 0; i < w->n_roots; i++) {
+                free(w->roots[i]->path);
+                free(w->roots[i]->device);
+                (void) ra_close(w->roots[i]->device_fd);
+                ra_ext4_layout_clear(&w->roots[i]->ext4);
+                free(w->roots[i]);
+        }
+        free(w->roots);
+        for (size_t i = 0; i < w->n_files; i++)
+                free(w->file_paths[i]);
+        free(w->file_paths);
+        free(w->files);
+        free(w->threads);
+        free(w->first_error);
+        pthread_mutex_destroy(&w->lock);
+        pthread_cond_destroy(&w->cond);
+        free(w);
+        return NULL;
+}
+
+/* Where the device node of dev is: udev's /dev/block link, else sysfs's DEVNAME. */
+static int open_device(unsigned major, unsigned minor, char **ret_path) {
+        char path[64], uevent[4096], *name;
+        int fd, r;
+
+        (void) snprintf(path, sizeof(path), "/dev/block/%u:%u", major, minor);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 && errno == ENOENT) {
+                (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", major, minor);
+                r = ra_read_file_at(AT_FDCWD, path, uevent, sizeof(uevent));
+                if (r < 0)
+                        return r;
+                name = strstr(uevent, "DEVNAME=");
+                if (!name)
+                        return -ENOENT;
+                name += strlen("DEVNAME=");
+                name[strcspn(name, "\n")] = '\0';
+                if (snprintf(path, sizeof(path), "/dev/%s", name) >= (int) sizeof(path))
+                        return -ENAMETOOLONG;
+                fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        }
+        if (fd < 0)
+                return -errno;
+        *ret_path = strdup(path);
+        if (!*ret_path) {
+                (void) ra_close(fd);
+                return -ENOMEM;
+        }
+        return fd;
+}
+
+/* The block device beneath a mount: the file system's own device number,
+ * or, where that is an anonymous one (btrfs), the mount's source. */
+static int mount_device(const struct statx *stx, const RcWalkRoot *root, dev_t *ret) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t size = 0;
+        char path[64];
+        struct stat st;
+
+        (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", stx->stx_dev_major, stx->stx_dev_minor);
+        if (access(path, F_OK) == 0) {
+                *ret = makedev(stx->stx_dev_major, stx->stx_dev_minor);
+                return 0;
+        }
+        if (!root->has_mnt_id)
+                return -ENODEV;
+
+        f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return -errno;
+        while (getline(&line, &size, f) > 0) {
+                char *sep, source[4096];
+                uint64_t id;
+
+                if (sscanf(line, "%" SCNu64, &id) != 1 || id != root->mnt_id)
+                        continue;
+                sep = strstr(line, " - ");
+                if (!sep || sscanf(sep + 3, "%*s %4095s", source) != 1)
+                        return -ENODEV;
+                if (stat(source, &st) < 0 || !S_ISBLK(st.st_mode))
+                        return -ENODEV;
+                *ret = st.st_rdev;
+                return 0;
+        }
+        return -ENODEV;
+}
+
+/* 1 for a rotational disk, 0 for one that is not, -1 when it cannot be told. */
+static int device_rotational(const struct statx *stx, const RcWalkRoot *root) {
+        char path[96], buf[8];
+        dev_t dev;
+
+        if (mount_device(stx, root, &dev) < 0)
+                return -1;
+        /* A partition has no queue of its own: its disk's is one directory up. */
+        (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/rotational", major(dev), minor(dev));
+        if (ra_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0) {
+                (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/rotational", major(dev),
+                                minor(dev));
+                if (ra_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
+                        return -1;
+        }
+        return IN_SET(buf[0], '0', '1') && buf[1] == '\0' ? buf[0] - '0' : -1;
+}
+
+/*
+ * ext4 on a device the caller may read (root, the disk group): the layout
+ * that places its inodes. Anyone else gets the lookups alone; so does a
+ * device that is no ext4 as this code knows it.
+ */
+static void setup_device(RcWalkRoot *root, const struct statx *stx) {
+        uint8_t sb[RA_EXT4_SUPERBLOCK_SIZE];
+        _cleanup_free_ uint8_t *gdt = NULL;
+        _cleanup_free_ char *device = NULL;
+        _cleanup_close_ int fd = -1;
+        size_t gdt_size;
+        int ra_sectors = 0;
+        unsigned short max_sectors = 0;
+
+        root->device_fd = -1;
+        if (root->fs->order != RA_PREFETCH_ORDER_INODE || strcmp(root->fs->name, "ext4") != 0)
+                return;
+        fd = open_device(stx->stx_dev_major, stx->stx_dev_minor, &device);
+        if (fd < 0)
+                return;
+        if (pread(fd, sb, sizeof(sb), RA_EXT4_SUPERBLOCK_OFFSET) != (ssize_t) sizeof(sb) ||
+            ra_ext4_layout_parse(sb, sizeof(sb), &root->ext4) < 0)
+                return;
+        gdt_size = root->ext4.n_groups * root->ext4.desc_size;
+        gdt = malloc(gdt_size);
+        if (!gdt || pread(fd, gdt, gdt_size, (off_t) root->ext4.gdt_offset) != (ssize_t) gdt_size ||
+            ra_ext4_layout_set_gdt(&root->ext4, gdt, gdt_size) < 0)
+                return;
+
+        /* POSIX_FADV_WILLNEED reads at most max(readahead, largest request) a call. */
+        (void) ioctl(fd, BLKRAGET, &ra_sectors);
+        (void) ioctl(fd, BLKSECTGET, &max_sectors);
+        root->device_chunk = (uint64_t) (ra_sectors > max_sectors ? ra_sectors : max_sectors) * 512;
+        if (root->device_chunk < 4096)
+                root->device_chunk = 4096;
+        root->device = TAKE_PTR(device);
+        root->device_fd = TAKE_FD(fd);
+}
+
+int rc_walk_add_root(RcWalk *w, const char *path, const RcWalkRoot **ret) {
+        _cleanup_close_ int fd = -1;
+        struct statx stx;
+        struct statfs sfs;
+        RcWalkRoot **roots, *root;
+
+        /* O_PATH first, so a file is told apart from a directory we may not read. */
+        fd = open(path, O_PATH | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, &stx) < 0)
+                return -errno;
+        if (!S_ISDIR(stx.stx_mode))
+                return -ENOTDIR;
+        fd = ra_close(fd);
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fstatfs(fd, &sfs) < 0)
+                return -errno;
+
+        root = calloc(1, sizeof(*root));
+        if (!root)
+                return -ENOMEM;
+        root->path = strdup(path);
+        roots = reallocarray(w->roots, w->n_roots + 1, sizeof(*roots));
+        if (!root->path || !roots) {
+                free(root->path);
+                free(root);
+                return -ENOMEM;
+        }
+        w->roots = roots;
+
+        root->fs = ra_prefetch_fs_from_magic((uint64_t) sfs.f_type);
+        setup_device(root, &stx);
+        root->has_mnt_id = stx.stx_mask & STATX_MNT_ID;
+        root->mnt_id = root->has_mnt_id ? stx.stx_mnt_id : makedev(stx.stx_dev_major, stx.stx_dev_minor);
+        root->rotational = device_rotational(&stx, root);
+        roots[w->n_roots++] = root;
+        if (ret)
+                *ret = root;
+        return 0;
+}
+
+int rc_walk_start(RcWalk *w) {
+        int r;
+
+        for (size_t i = 0; i < w->n_roots; i++) {
+                r = push_dir(w, w->roots[i]->path, w->roots[i]);
+                if (r < 0)
+                        return r;
+        }
+
+        /* A disk serves one command at a time and reads ahead into its cache while
+         * idle: lookups from many threads at once make it seek between them. */
+        if (w->n_threads == 0) {
+                w->n_threads = RC_WALK_THREADS;
+                for (size_t i = 0; i < w->n_roots; i++)
+                        if (w->roots[i]->rotational == 1)
+                                w->n_threads = 1;
+        }
+
+        w->threads = calloc(w->n_threads, sizeof(*w->threads));
+        if (!w->threads)
+                return -ENOMEM;
+
+        for (unsigned i = 0; i < w->n_threads; i++) {
+                Worker *arg = malloc(sizeof(*arg));
+
+                if (!arg) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                *arg = (Worker){ .w = w, .first = i == 0 };
+                atomic_fetch_add(&w->running, 1);
+                r = -pthread_create(&w->threads[i], NULL, worker, arg);
+                if (r < 0) {
+                        atomic_fetch_sub(&w->running, 1);
+                        free(arg);
+                        goto fail;
+                }
+                w->n_started++;
+        }
+        return 0;
+
+fail:
+        /* The threads already started finish the walk; the caller joins them. */
+        if (w->n_started > 0)
+                return 0;
+        return r;
+}
+
+bool rc_walk_done(RcWalk *w) {
+        return atomic_load(&w->running) == 0;
+}
+
+void rc_walk_stop(RcWalk *w) {
+        atomic_store(&w->stop, true);
+        pthread_mutex_lock(&w->lock);
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+}
+
+void rc_walk_join(RcWalk *w) {
+        for (size_t i = 0; i < w->n_started; i++)
+                (void) pthread_join(w->threads[i], NULL);
+        w->n_started = 0;
+}
+
+unsigned rc_walk_threads(RcWalk *w) {
+        return w->n_threads;
+}
+
+const RcWalkCounters *rc_walk_counters(RcWalk *w) {
+        return &w->counters;
+}
+
+void rc_walk_data_summary(RcWalk *w, uint64_t *ret_budget, uint64_t *ret_files_over,
+                          uint64_t *ret_bytes_over) {
+        *ret_budget = w->budget;
+        *ret_files_over = w->files_over;
+        *ret_bytes_over = w->bytes_over;
+}
+
+const char *rc_walk_first_error(RcWalk *w) {
+        return w->first_error;
+}
