@@ -9,6 +9,7 @@
 #include "ra-bus.h"
 #include "ra-log.h"
 #include "ra-manager.h"
+#include "ra-swapwatch.h"
 #include "ra-util.h"
 
 /* --- access control ------------------------------------------------------ */
@@ -51,12 +52,7 @@ static int polkit_authorizes(sd_bus *bus, sd_bus_message *msg) {
         return r >= 0 && authorized;
 }
 
-/*
- * Root may change settings; so may a caller polkit authorizes, where polkit
- * runs. Returns 1 when allowed (with the caller's uid), or a negative errno
- * with error set.
- */
-static int check_authorized(sd_bus_message *msg, uid_t *ret_uid, sd_bus_error *error) {
+int ra_bus_check_authorized(sd_bus_message *msg, uid_t *ret_uid, sd_bus_error *error) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         uid_t uid;
         int r;
@@ -97,7 +93,7 @@ static int set_read_ahead(RaDisk *d, sd_bus_message *msg, uint32_t kb, int persi
                                          " KiB, not %" PRIu32 ".",
                                          d->name, b.min_kb, b.max_kb, kb);
 
-        r = check_authorized(msg, &uid, error);
+        r = ra_bus_check_authorized(msg, &uid, error);
         if (r < 0)
                 return r;
 
@@ -114,7 +110,7 @@ static int clear_pin(RaDisk *d, sd_bus_message *msg, sd_bus_error *error) {
         uid_t uid;
         int r;
 
-        r = check_authorized(msg, &uid, error);
+        r = ra_bus_check_authorized(msg, &uid, error);
         if (r < 0)
                 return r;
 
@@ -201,7 +197,7 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         uid_t uid;
         int r;
 
-        r = check_authorized(msg, &uid, error);
+        r = ra_bus_check_authorized(msg, &uid, error);
         if (r < 0)
                 return r;
 
@@ -222,7 +218,7 @@ static int method_restore(sd_bus_message *msg, void *userdata, sd_bus_error *err
         uid_t uid;
         int r;
 
-        r = check_authorized(msg, &uid, error);
+        r = ra_bus_check_authorized(msg, &uid, error);
         if (r < 0)
                 return r;
 
@@ -421,6 +417,8 @@ static int connect_bus(Manager *m) {
                                                device_vtable, find_device, m);
         if (r >= 0)
                 r = sd_bus_add_node_enumerator(bus, NULL, RA_BUS_DEVICE_PREFIX, enumerate_devices, m);
+        if (r >= 0)
+                r = ra_swapwatch_bus_add(m, bus);
         if (r >= 0)
                 r = sd_bus_add_object_manager(bus, NULL, RA_BUS_PATH);
         if (r >= 0)

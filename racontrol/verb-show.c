@@ -2,12 +2,16 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "racontrol.h"
 
 int verb_show(RcContext *c, char **args) {
         RcDevice d;
         int r;
+
+        if (strcmp(args[0], RC_SWAP_NAME) == 0)
+                return rc_swap_show(c);
 
         r = rc_get_device(c, args[0], &d);
         if (r != 0)
