@@ -353,7 +353,7 @@ int ra_swap_learn(RaSwapModel *m, int current, const RaSwapObservation *o) {
         char reason[RA_REASON_MAX];
         int direction, next;
 
-        if (current < 0 || o->seconds <= 0)
+        if (current < 0 || current > RA_SWAP_PAGE_CLUSTER_MAX || o->seconds <= 0)
                 return 0;
         /* Quiet intervals dilute nothing: only heavy swap-in is evidence. */
         if ((double) o->pswpin / o->seconds < RA_SWAP_HEAVY_PAGES_PER_SEC)

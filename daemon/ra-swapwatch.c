@@ -479,7 +479,8 @@ static void observe(Manager *m, uint64_t now) {
 
         w->swapin_pages_per_sec = (uint64_t) ((double) o.pswpin / o.seconds + 0.5);
         if (o.swap_ra > 0)
-                w->hit_percent = (uint32_t) (o.swap_ra_hit * 100 / o.swap_ra);
+                /* Hits of pages read ahead in an earlier interval can outnumber this one's. */
+                w->hit_percent = (uint32_t) (o.swap_ra_hit >= o.swap_ra ? 100 : o.swap_ra_hit * 100 / o.swap_ra);
         if (o.read_ios > 0)
                 w->avg_read_request_bytes = o.read_sectors * 512 / o.read_ios;
 
