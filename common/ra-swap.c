@@ -17,8 +17,8 @@
 #define SHRINK_HIT_RATIO 0.3
 /* Readahead below this share of swap-in says nothing about its hits. */
 #define RA_SHARE_MIN 0.05
-/* A larger value that swaps in this much slower per busy second did not pay. */
-#define SCORE_WORSE 0.9
+/* A larger value that swaps in this much less per busy second did not pay. */
+#define SCORE_WORSE 0.85
 
 static const char *const class_names[_RA_SWAP_CLASS_MAX] = {
         [RA_SWAP_CLASS_UNKNOWN] = "unknown",
@@ -262,9 +262,15 @@ int ra_swap_prior(RaSwapClass c, char reason[static RA_REASON_MAX]) {
                                          "costs a decompression and memory, so one page a fault.");
                 return 0;
         case RA_SWAP_CLASS_ROT:
+                /*
+                 * Measured on a modelled 7200 rpm disk (bench/swap.py): sequential swap-in
+                 * is fastest at 5, and random swap-in costs the same at every value,
+                 * because the kernel shrinks its window itself when read-ahead pages
+                 * go unused.
+                 */
                 ra_reason_format(reason, "Swap is on a rotational disk, where every command pays a seek: "
-                                         "16 pages a fault, one request.");
-                return 4;
+                                         "32 pages a fault, one request.");
+                return 5;
         case RA_SWAP_CLASS_NONROT:
                 ra_reason_format(reason, "Swap is on a non-rotational disk: the kernel's 8 pages a fault "
                                          "until swap-in shows what pays.");
@@ -297,9 +303,20 @@ static void accumulate(RaSwapObservation *w, const RaSwapObservation *o) {
 static int judge(RaSwapModel *m, int current, const RaSwapObservation *w, char reason[static RA_REASON_MAX]) {
         double hit, score = 0, below = 0, above = 0;
         double req_kb = w->read_ios > 0 ? (double) w->read_sectors / 2.0 / (double) w->read_ios : 0;
+        /* Pages read ahead and never used are work, not progress. */
+        uint64_t wasted = w->swap_ra > w->swap_ra_hit ? w->swap_ra - w->swap_ra_hit : 0;
+        uint64_t useful = w->pswpin > wasted ? w->pswpin - wasted : 0;
 
-        if (w->io_ticks_ms > 0)
-                score = (double) w->pswpin / ((double) w->io_ticks_ms / 1000.0);
+        bool reads_ahead = w->has_ra && (double) w->swap_ra >= RA_SHARE_MIN * (double) w->pswpin;
+
+        /*
+         * Only windows that read ahead are scored: swap-in that reads none
+         * (random faults, where the kernel shrinks its window itself) says
+         * nothing about the value, and would make a change of workload look
+         * like a value that did not pay.
+         */
+        if (w->io_ticks_ms > 0 && reads_ahead)
+                score = (double) useful / ((double) w->io_ticks_ms / 1000.0);
         if (current >= 0 && current <= RA_SWAP_LEARN_MAX && score > 0)
                 m->score[current] = m->score[current] > 0 ? (m->score[current] + score) / 2 : score;
         if (current > 0 && current <= RA_SWAP_LEARN_MAX)
@@ -308,15 +325,15 @@ static int judge(RaSwapModel *m, int current, const RaSwapObservation *w, char r
                 above = m->score[current + 1];
 
         /* A step up that made swap-in slower per busy second goes back, whatever the hits. */
-        if (below > 0 && m->score[current] > 0 && m->score[current] < below * SCORE_WORSE) {
+        if (below > 0 && score > 0 && m->score[current] > 0 && m->score[current] < below * SCORE_WORSE) {
                 ra_reason_format(reason,
-                                 "At %u pages a fault swap-in ran at %.0f pages per busy second, "
+                                 "At %u pages a fault swap-in brought %.0f used pages per busy second, "
                                  "against %.0f at %u: larger requests did not pay.",
                                  1u << current, m->score[current], below, 1u << (current - 1));
                 return -1;
         }
 
-        if (!w->has_ra || (double) w->swap_ra < RA_SHARE_MIN * (double) w->pswpin) {
+        if (!reads_ahead) {
                 ra_reason_format(reason, "Swap-in read %" PRIu64 " pages with almost no readahead: nothing "
                                          "to learn from.", w->pswpin);
                 return 0;
@@ -352,6 +369,7 @@ static int judge(RaSwapModel *m, int current, const RaSwapObservation *w, char r
 int ra_swap_learn(RaSwapModel *m, int current, const RaSwapObservation *o) {
         char reason[RA_REASON_MAX];
         int direction, next;
+        uint64_t units;
 
         if (current < 0 || current > RA_SWAP_PAGE_CLUSTER_MAX || o->seconds <= 0)
                 return 0;
@@ -363,13 +381,18 @@ int ra_swap_learn(RaSwapModel *m, int current, const RaSwapObservation *o) {
         if (m->window.pswpin < RA_SWAP_WINDOW_PAGES)
                 return 0;
 
+        /* A heavy interval of several windows' pages counts as that many windows that agree. */
+        units = m->window.pswpin / RA_SWAP_WINDOW_PAGES;
         direction = judge(m, current, &m->window, reason);
         m->window = (RaSwapObservation){};
+        memcpy(m->judged, reason, sizeof(reason));
+        m->judgements++;
 
         if (direction == 0 || direction != m->direction)
                 m->agree = 0;
         m->direction = direction;
-        if (direction == 0 || ++m->agree < RA_SWAP_AGREE)
+        m->agree += units < RA_SWAP_AGREE ? (unsigned) units : RA_SWAP_AGREE;
+        if (direction == 0 || m->agree < RA_SWAP_AGREE)
                 return 0;
 
         m->agree = 0;

@@ -91,7 +91,7 @@ typedef struct RaSwapObservation {
 #define RA_SWAP_HEAVY_PAGES_PER_SEC 256
 /* Pages swapped in per judgement: enough faults that the hit ratio means something. */
 #define RA_SWAP_WINDOW_PAGES 4096
-/* Judgements in a row that must agree before a step. */
+/* Windows in a row that must agree before a step (one heavy interval may hold them all). */
 #define RA_SWAP_AGREE 2
 
 typedef struct RaSwapModel {
@@ -101,7 +101,9 @@ typedef struct RaSwapModel {
         int direction; /* of the judgements in a row: +1 grow, -1 shrink, 0 keep */
         unsigned agree;
         RaSwapObservation window; /* accumulated heavy intervals */
-        /* Pages swapped in per second of device busy time, at each value (0: unknown). */
+        char judged[RA_REASON_MAX]; /* what the last full window said */
+        unsigned judgements;        /* how many there were */
+        /* Pages swapped in and used per second of device busy time, at each value (0: unknown). */
         double score[RA_SWAP_LEARN_MAX + 1];
 } RaSwapModel;
 

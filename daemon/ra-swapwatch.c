@@ -430,6 +430,7 @@ static void observe(Manager *m, uint64_t now) {
         RaVmSwapStat vm;
         size_t len;
         bool baseline = w->vm_usec == 0 || now <= w->vm_usec;
+        unsigned judgements;
         int r;
 
         r = read_proc(VMSTAT_PATH, &text, &len);
@@ -491,7 +492,11 @@ static void observe(Manager *m, uint64_t now) {
         if (ra_manager_observing(m) || w->external || w->current != w->decision.value ||
             !IN_SET(w->decision.source, RA_SOURCE_PRIOR, RA_SOURCE_LEARNED))
                 return;
-        if (ra_swap_learn(&w->model, w->current, &o) <= 0)
+        judgements = w->model.judgements;
+        r = ra_swap_learn(&w->model, w->current, &o);
+        if (w->model.judgements != judgements)
+                log_debug("Swap: judged at %d: %s", w->current, w->model.judged);
+        if (r <= 0)
                 return;
 
         log_debug("Swap: learned page-cluster %d for %s swap: %s", w->model.learned,

@@ -13,8 +13,9 @@ out once the cgroup's limit is reached), then re-reads it PASSES times
         of the second half (a quarter of the pages in all)
 
 Prints one line of JSON per pass: {"pass": N, "seconds": S, "pages": P}.
-Waits for a line on stdin before the passes when given --wait (the caller
-changes page-cluster or resets counters meanwhile).
+With --wait it says {"filled": PAGES} once the memory is written, and waits
+for a line on stdin before every pass (the caller sets page-cluster or reads
+counters meanwhile); end of input ends it.
 """
 import json
 import mmap
@@ -53,8 +54,9 @@ def main(argv):
     rng = random.Random(12)
     if wait:
         print(json.dumps({"filled": pages}), flush=True)
-        sys.stdin.readline()
     for n in range(passes):
+        if wait and not sys.stdin.readline():
+            break
         seq = order(pages, pattern, rng)
         start = time.monotonic()
         total = 0

@@ -106,16 +106,16 @@ ra_ok "zram swapon seen through /proc/swaps: page-cluster 0, the original $saved
 # The rotational swap file, at a higher priority: it is what the kernel fills first.
 swapon -p 200 "$T/mnt/swapfile"
 SWAPS+=("$T/mnt/swapfile")
-wait_pc 4 "a rotational swap file at the highest priority"
+wait_pc 5 "a rotational swap file at the highest priority"
 ra_wait_log "^Swap: $T/mnt/swapfile is on \($rot, rotational, priority 200\)"
 [[ $(swap_prop ActiveClass) == 's "rotational"' ]] || ra_fail "active class $(swap_prop ActiveClass)"
 "$RACONTROL" --json show swap | python3 -c '
 import json, sys
 s = json.load(sys.stdin)
-assert s["page_cluster"] == 4 and s["target_page_cluster"] == 4, s
+assert s["page_cluster"] == 5 and s["target_page_cluster"] == 5, s
 assert sorted(d["class"] for d in s["devices"]) == ["rotational", "zram"], s
 ' || ra_fail "show swap --json is not what the daemon holds"
-ra_ok "swap file on a rotational loop device: page-cluster 4"
+ra_ok "swap file on a rotational loop device: page-cluster 5"
 
 # A process that needs 3 times its memory limit, re-reading sequentially: read-ahead pages are used.
 mkdir "$memcg/radaemon-test-swap"
@@ -133,22 +133,26 @@ stop_workload() {
 learned_pc() { sed -n 's/.*learned-rotational=\([0-9]*\).*/\1/p' "$T/state/state"; }
 workload 240 seq 40 >"$T/seq.log" &
 WORKLOAD=$!
-up="^Swap: vm.page-cluster 4 -> 5 \(learned, on learning\): [0-9]+ % of [0-9]+ pages read ahead were used, in requests of [0-9]+ KiB"
+up="^Swap: vm.page-cluster 5 -> 6 \(learned, on learning\): [0-9]+ % of [0-9]+ pages read ahead were used, in requests of [0-9]+ KiB"
 RA_TIMEOUT=$((60 * RA_SLOWDOWN)) ra_wait_for "ra_daemon_log_has '$up'" ||
 	ra_fail "sequential swap-in did not grow page-cluster: $(page_cluster); $(grep -c pass "$T/seq.log") passes"
 stop_workload
-ra_wait_for "[[ \$(learned_pc) -ge 5 ]]" || ra_fail "the learned value is not stored: $(cat "$T/state/state")"
-ra_ok "sequential re-reads in a memory cgroup: page-cluster learned up from 4 to $(page_cluster), stored for rotational swap"
+ra_wait_for "[[ \$(learned_pc) == 6 ]]" || ra_fail "the learned value is not stored: $(cat "$T/state/state")"
+ra_ok "sequential re-reads in a memory cgroup: page-cluster learned up from 5 to 6, stored for rotational swap"
 
-# The same at random: most read-ahead pages go unused.
+# The same at random: the kernel's own window shrinks when read-ahead pages
+# go unused, and what little is read ahead is mostly wasted. Nothing says
+# grow; radaemon judges so, in words.
 before=$(page_cluster)
+judged="^Swap: judged at [0-9]+: (Swap-in read [0-9]+ pages with almost no readahead|Only [0-9]+ % of)"
+n_before=$(grep -cE "$judged" "$T/daemon.log" || true)
 workload 240 rand 40 >"$T/rand.log" &
 WORKLOAD=$!
-down="^Swap: vm.page-cluster $before -> $((before - 1)) \(learned, on learning\): Only [0-9]+ % of [0-9]+ pages read ahead were used"
-RA_TIMEOUT=$((60 * RA_SLOWDOWN)) ra_wait_for "ra_daemon_log_has '$down'" ||
-	ra_fail "random swap-in did not shrink page-cluster from $before: $(page_cluster); $(grep -c pass "$T/rand.log") passes"
+RA_TIMEOUT=$((60 * RA_SLOWDOWN)) ra_wait_for "(( \$(grep -cE '$judged' '$T/daemon.log') >= n_before + 3 ))" ||
+	ra_fail "random swap-in was never judged useless for readahead; $(grep -c pass "$T/rand.log") passes"
 stop_workload
-ra_ok "random re-reads: page-cluster learned down from $before to $(page_cluster)"
+(($(page_cluster) <= before)) || ra_fail "random swap-in raised page-cluster from $before to $(page_cluster)"
+ra_ok "random re-reads: judged '$(grep -E "$judged" "$T/daemon.log" | tail -n 1 | cut -d: -f3- | cut -c2-60)...', page-cluster $before -> $(page_cluster)"
 
 # swapoff: the rotational file goes, zram is what is left.
 swapoff "$T/mnt/swapfile"
@@ -159,14 +163,14 @@ ra_ok "swapoff seen: back to zram's 0"
 # Pins, with their range.
 "$RACONTROL" set swap 2 >/dev/null || ra_fail "racontrol set swap 2 failed"
 [[ $(page_cluster) == 2 ]] || ra_fail "page-cluster $(page_cluster) after set swap 2"
-grep -qx "swap original=$saved_pc pin=2" "$T/state/state" || ra_fail "the pin is not stored: $(cat "$T/state/state")"
+grep -qE "^swap original=$saved_pc pin=2( |\$)" "$T/state/state" || ra_fail "the pin is not stored: $(cat "$T/state/state")"
 [[ $(swap_prop Source) == 's "pinned"' ]] || ra_fail "source $(swap_prop Source) after a pin"
 out=$("$RACONTROL" set swap 11 2>&1) && ra_fail "page-cluster 11 was accepted"
 [[ $out == "racontrol: bad value: swap: page-cluster must be from 0 to 10, not 11." ]] || ra_fail "set swap 11: $out"
 out=$("$RACONTROL" set swap x 2>&1) && ra_fail "page-cluster x was accepted"
 "$RACONTROL" auto swap >/dev/null || ra_fail "racontrol auto swap failed"
 [[ $(page_cluster) == 0 ]] || ra_fail "page-cluster $(page_cluster) after auto swap"
-grep -qx "swap original=$saved_pc" "$T/state/state" || ra_fail "the pin stayed stored: $(cat "$T/state/state")"
+grep -qE "^swap original=$saved_pc( learned-rotational=[0-9]+)?\$" "$T/state/state" || ra_fail "the pin stayed stored: $(cat "$T/state/state")"
 ra_ok "set swap 2 pins and stores, 11 is refused, auto swap hands it back"
 
 # Someone else's value is left alone.

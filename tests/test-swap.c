@@ -215,11 +215,26 @@ START_TEST(test_learn_sequential) {
 
         /* Read-ahead pages are used: grows one step per two agreeing windows, up to the top. */
         ra_swap_model_reset(&m, RA_SWAP_CLASS_ROT, -1);
-        ck_assert_int_eq(simulate(&m, 4, 0.95, 3, &changes), 5);
+        ck_assert_int_eq(simulate(&m, 3, 0.95, 3, &changes), 4);
         ck_assert_int_eq(changes, 1);
         ck_assert_ptr_nonnull(strstr(m.reason, "95 %"));
-        ck_assert_int_eq(simulate(&m, 5, 0.95, 60, &changes), RA_SWAP_LEARN_MAX);
-        ck_assert_int_eq(changes, 1);
+        ck_assert_int_eq(simulate(&m, 4, 0.95, 60, &changes), RA_SWAP_LEARN_MAX);
+        ck_assert_int_eq(changes, 2);
+}
+END_TEST
+
+START_TEST(test_learn_one_heavy_interval) {
+        RaSwapModel m;
+        RaSwapObservation o = second(2 * RA_SWAP_WINDOW_PAGES, 7000, 6900, 500);
+
+        /* Two windows' worth of pages in one interval agree with themselves: one step, not two. */
+        ra_swap_model_reset(&m, RA_SWAP_CLASS_NONROT, -1);
+        ck_assert_int_eq(ra_swap_learn(&m, 3, &o), 1);
+        ck_assert_int_eq(m.learned, 4);
+        ck_assert_uint_eq(m.judgements, 1);
+        ck_assert_str_eq(m.judged, m.reason);
+        ck_assert_int_eq(ra_swap_learn(&m, 4, &o), 1);
+        ck_assert_int_eq(m.learned, 5);
 }
 END_TEST
 
@@ -291,6 +306,29 @@ START_TEST(test_learn_larger_did_not_pay) {
         }
         ck_assert_int_eq(pc, 4);
         ck_assert_int_eq(changes, 3);
+}
+END_TEST
+
+START_TEST(test_learn_workload_change) {
+        RaSwapModel m;
+        int pc = 4;
+
+        /* Sequential at 4 grows to 5; then random faults that read nothing ahead, slowly. */
+        ra_swap_model_reset(&m, RA_SWAP_CLASS_ROT, -1);
+        for (unsigned i = 0; i < 2; i++) {
+                RaSwapObservation o = second(4096, 3000, 2950, 200);
+
+                if (ra_swap_learn(&m, pc, &o) > 0)
+                        pc = m.learned;
+        }
+        ck_assert_int_eq(pc, 5);
+        /* Much slower per busy second, but no readahead: not a verdict on 5. */
+        for (unsigned i = 0; i < 20; i++) {
+                RaSwapObservation o = second(4096, 0, 0, 1000);
+
+                ck_assert_int_eq(ra_swap_learn(&m, pc, &o), 0);
+        }
+        ck_assert_ptr_nonnull(strstr(m.judged, "almost no readahead"));
 }
 END_TEST
 
@@ -377,10 +415,12 @@ int main(void) {
         tcase_add_test(policy, test_prior);
         tcase_add_test(policy, test_decide);
         tcase_add_test(policy, test_learn_sequential);
+        tcase_add_test(policy, test_learn_one_heavy_interval);
         tcase_add_test(policy, test_learn_random);
         tcase_add_test(policy, test_learn_hysteresis);
         tcase_add_test(policy, test_learn_zram);
         tcase_add_test(policy, test_learn_larger_did_not_pay);
+        tcase_add_test(policy, test_learn_workload_change);
         tcase_add_test(store, test_state_swap_line);
         tcase_add_test(store, test_state_swap_bad);
         tcase_add_test(store, test_config_swap);
