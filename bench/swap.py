@@ -46,10 +46,14 @@ LOCK = "/run/radaemon-bench.lock"
 WORKLOAD = os.path.join(SRC, "tests", "swap-workload.py")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 # The working set, and the limit: the interpreter's own few MiB count too.
-WS_MIB = 48
-LIMIT_MIB = 16
+# zram swaps in at hundreds of MiB/s: a larger set, so a pass lasts long enough to time.
+WS_MIB = {"zram": 192, "default": 48}
+LIMIT_MIB = {"zram": 48, "default": 16}
 SWAP_KIB = 256 * 1024
 PASSES = {"seq": 3, "rand": 2, "mix": 2}
+# Repetitions per pattern (times --repeat): random re-reads on a disk take
+# half a minute a run and page-cluster hardly moves them.
+REPEAT = {"seq": 3, "rand": 1, "mix": 2}
 
 
 def log(msg):
@@ -125,11 +129,11 @@ def model_swap(cls):
 # --- one measurement ------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def memory_cgroup():
+def memory_cgroup(limit_mib):
     path = f"{MEMCG}/radaemon-bench-swap-{os.getpid()}"
     os.mkdir(path)
     try:
-        write(f"{path}/memory.limit_in_bytes", LIMIT_MIB << 20)
+        write(f"{path}/memory.limit_in_bytes", limit_mib << 20)
         yield path
     finally:
         for _ in range(100):
@@ -164,7 +168,7 @@ def daemon(builddir, dev, workdir):
         logf.close()
 
 
-def measure(dev, pattern, value, builddir, workdir):
+def measure(device, dev, pattern, value, builddir, workdir):
     """One cell at one value ("radaemon" or an int): the last pass, with its counters."""
     passes = PASSES[pattern]
     with contextlib.ExitStack() as stack:
@@ -174,9 +178,10 @@ def measure(dev, pattern, value, builddir, workdir):
             stack.enter_context(daemon(builddir, dev, workdir))
         else:
             write(PAGE_CLUSTER, value)
-        cg = stack.enter_context(memory_cgroup())
+        size = "zram" if device == "zram" else "default"
+        cg = stack.enter_context(memory_cgroup(LIMIT_MIB[size]))
         proc = subprocess.Popen(
-            ["sh", "-c", 'echo $$ >"$0/cgroup.procs" && exec python3 "$@"', cg, WORKLOAD, str(WS_MIB), pattern,
+            ["sh", "-c", 'echo $$ >"$0/cgroup.procs" && exec python3 "$@"', cg, WORKLOAD, str(WS_MIB[size]), pattern,
              str(passes), "--wait"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         stack.callback(proc.kill)
@@ -214,11 +219,11 @@ def measure_device(device, patterns, values, builddir, repeat, use_daemon):
         for pattern in patterns:
             runs = {}
             order = list(values) + (["radaemon"] if use_daemon else [])
-            for r in range(repeat):
+            for r in range(repeat * REPEAT[pattern]):
                 for value in order:
                     workdir = os.path.join(tmp, f"{pattern}-{value}-{r}")
                     os.makedirs(workdir)
-                    res = measure(dev, pattern, value, builddir, workdir)
+                    res = measure(device, dev, pattern, value, builddir, workdir)
                     runs.setdefault(str(value), []).append(res)
                     log(f"{device} {pattern} {value}: {res['seconds']:.2f} s (pc {res['page_cluster']}), "
                         f"{res['pswpin']} pages in, {res['read_ios']} reads, ra {res['swap_ra']}/"
@@ -255,9 +260,11 @@ def per_mib(run):
 def report(results, values, meta):
     lines = [f"# Swap-in at every vm.page-cluster, and radaemon's ({meta['date']}, {meta['kernel']})", "",
              f"Command: `{meta['command']}`", "",
-             f"Working set {WS_MIB} MiB in a memory cgroup limited to {LIMIT_MIB} MiB; the last of "
+             f"Working set {WS_MIB['default']} MiB in a memory cgroup limited to {LIMIT_MIB['default']} MiB "
+             f"(zram: {WS_MIB['zram']} in {LIMIT_MIB['zram']}); the last of "
              f"{', '.join(f'{p}: {n}' for p, n in PASSES.items())} re-read passes timed (seconds, "
-             f"median of {meta['repeat']}). radaemon starts from a fresh state with page-cluster at 3 and "
+             "median of " + ", ".join(f"{p}: {n * meta['repeat']}" for p, n in REPEAT.items()) + " runs, "
+             "the values interleaved). radaemon starts from a fresh state with page-cluster at 3 and "
              "decides and learns during the earlier passes at its default interval (1 s). "
              "Devices: zram, and bench/devmodel's hdd-7200 (rotational) and ssd-ctrl (non-rotational), "
              "swap directly on the device.", "",

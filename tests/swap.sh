@@ -76,6 +76,8 @@ ra_config <<CONF
 devices = $rot
 state_dir = $T/state
 interval_ms = 250
+[swap]
+manage = yes
 CONF
 ra_start_bus
 ra_start_daemon
@@ -195,9 +197,9 @@ ra_wait_log "^Swap: would change vm.page-cluster $saved_pc -> 0 \(prior, on star
 [[ $(page_cluster) == "$saved_pc" ]] || ra_fail "observe mode wrote page-cluster"
 ra_stop_daemon
 cat >>"$T/radaemon.conf" <<CONF
-restore_on_exit = yes
-[swap]
 page_cluster = 1
+[daemon]
+restore_on_exit = yes
 CONF
 ra_start_daemon
 [[ $(page_cluster) == 1 ]] || ra_fail "page-cluster $(page_cluster), want 1 from [swap] page_cluster"
