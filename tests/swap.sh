@@ -8,11 +8,13 @@
 # restore_on_exit). The machine's swap and page-cluster are left as found.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-ra_setup
 # Swap and page-cluster are the whole machine's: a bench measuring swap-in
-# meanwhile would measure this test. Benches hold this lock while they measure.
+# meanwhile would measure this test. Benches hold this lock while they
+# measure; it is taken before ra_setup, whose watchdog would count a long
+# bench as a hang.
 exec 8>/run/radaemon-bench.lock
 flock 8
+ra_setup
 for tool in mkswap swapon swapoff mkfs.ext4; do
 	command -v "$tool" >/dev/null || ra_skip "$tool is not installed"
 done
