@@ -119,7 +119,8 @@ static void begin_section(Parser *p, const char *name) {
         }
 
         if (strncmp(name, "device:", 7) != 0) {
-                add_error(p, "unknown section [%s]; known are [daemon], [policy], [swap] and [device:GLOB]", name);
+                add_error(p, "unknown section [%s]; known are [daemon], [policy], [swap] and [device:GLOB]",
+                          name);
                 return;
         }
 

@@ -227,10 +227,10 @@ static int parse_swap_line(RaState *s, char **save, const char **ret_error) {
                         *ret_error = "unknown key after 'swap'";
                         return -EINVAL;
                 }
-                if (*field >= 0 ||
-                    parse_page_cluster(eq + 1,
-                                       field == &w.original ? SYSCTL_PAGE_CLUSTER_MAX : RA_SWAP_PAGE_CLUSTER_MAX,
-                                       field) < 0) {
+                if (*field >= 0 || parse_page_cluster(eq + 1,
+                                                      field == &w.original ? SYSCTL_PAGE_CLUSTER_MAX
+                                                                           : RA_SWAP_PAGE_CLUSTER_MAX,
+                                                      field) < 0) {
                         *ret_error = "a page-cluster must be given once, from 0 to 10 (an original to 31)";
                         return -EINVAL;
                 }
@@ -400,7 +400,8 @@ static int format_swap(const RaStateSwap *w, FILE *f) {
                 return -EIO;
         for (size_t i = 0; i < ELEMENTSOF(w->learned); i++)
                 if (w->learned[i] >= 0 &&
-                    fprintf(f, " learned-%s=%d", ra_swap_class_to_string((RaSwapClass) i), w->learned[i]) < 0)
+                    fprintf(f, " learned-%s=%d", ra_swap_class_to_string((RaSwapClass) i), w->learned[i]) <
+                            0)
                         return -EIO;
         return fputc('\n', f) == EOF ? -EIO : 0;
 }

@@ -38,10 +38,10 @@ typedef struct RaStateEntry {
 
 /* vm.page-cluster; -1 for "none" in the ints. */
 typedef struct RaStateSwap {
-        int pin;         /* survives restarts */
-        int runtime_pin; /* this run only; never stored */
-        int learned[4];  /* per RaSwapClass (ra-swap.h) */
-        int original;    /* before radaemon first wrote it... */
+        int pin;           /* survives restarts */
+        int runtime_pin;   /* this run only; never stored */
+        int learned[4];    /* per RaSwapClass (ra-swap.h) */
+        int original;      /* before radaemon first wrote it... */
         bool has_original; /* ...when known */
 } RaStateSwap;
 

@@ -230,7 +230,7 @@ RaSwapClass ra_swap_active_class(const RaSwapArea *a, size_t n, size_t *ret_n_in
 
         for (size_t i = 0; i < n; i++) {
                 RaSwapClass c = a[i].class >= 0 && a[i].class < _RA_SWAP_CLASS_MAX ? a[i].class
-                                                                                    : RA_SWAP_CLASS_UNKNOWN;
+                                                                                   : RA_SWAP_CLASS_UNKNOWN;
 
                 if (any_used > 0 ? a[i].used_kb == 0 : a[i].priority != top)
                         continue;
@@ -276,7 +276,8 @@ int ra_swap_prior(RaSwapClass c, char reason[static RA_REASON_MAX]) {
                                          "until swap-in shows what pays.");
                 return RA_SWAP_KERNEL_DEFAULT;
         default:
-                ra_reason_format(reason, "The disk beneath swap is not known: the kernel's 8 pages a fault.");
+                ra_reason_format(reason,
+                                 "The disk beneath swap is not known: the kernel's 8 pages a fault.");
                 return RA_SWAP_KERNEL_DEFAULT;
         }
 }
@@ -300,7 +301,8 @@ static void accumulate(RaSwapObservation *w, const RaSwapObservation *o) {
 }
 
 /* What one full window says: +1 grow, -1 shrink, 0 keep; why in reason. */
-static int judge(RaSwapModel *m, int current, const RaSwapObservation *w, char reason[static RA_REASON_MAX]) {
+static int judge(RaSwapModel *m, int current, const RaSwapObservation *w,
+                 char reason[static RA_REASON_MAX]) {
         double hit, score = 0, below = 0, above = 0;
         double req_kb = w->read_ios > 0 ? (double) w->read_sectors / 2.0 / (double) w->read_ios : 0;
         /* Pages read ahead and never used are work, not progress. */
@@ -334,8 +336,10 @@ static int judge(RaSwapModel *m, int current, const RaSwapObservation *w, char r
         }
 
         if (!reads_ahead) {
-                ra_reason_format(reason, "Swap-in read %" PRIu64 " pages with almost no readahead: nothing "
-                                         "to learn from.", w->pswpin);
+                ra_reason_format(reason,
+                                 "Swap-in read %" PRIu64 " pages with almost no readahead: nothing "
+                                 "to learn from.",
+                                 w->pswpin);
                 return 0;
         }
 

@@ -100,7 +100,7 @@ typedef struct RaSwapModel {
         char reason[RA_REASON_MAX];
         int direction; /* of the judgements in a row: +1 grow, -1 shrink, 0 keep */
         unsigned agree;
-        RaSwapObservation window; /* accumulated heavy intervals */
+        RaSwapObservation window;   /* accumulated heavy intervals */
         char judged[RA_REASON_MAX]; /* what the last full window said */
         unsigned judgements;        /* how many there were */
         /* Pages swapped in and used per second of device busy time, at each value (0: unknown). */
@@ -117,10 +117,10 @@ int ra_swap_learn(RaSwapModel *m, int current, const RaSwapObservation *o);
 
 /* Everything but the devices that the decision depends on; -1 for "none". */
 typedef struct RaSwapSettings {
-        bool manage;   /* [swap] manage */
-        int pinned;    /* over D-Bus (this run's, else the stored one) */
-        int config;    /* [swap] page_cluster */
-        int learned;   /* for the active class */
+        bool manage; /* [swap] manage */
+        int pinned;  /* over D-Bus (this run's, else the stored one) */
+        int config;  /* [swap] page_cluster */
+        int learned; /* for the active class */
         const char *learned_reason;
         bool external; /* someone else wrote the sysctl, and radaemon yields */
         int current;   /* what the sysctl holds */

@@ -357,15 +357,16 @@ static void decide(Manager *m, const char *event) {
         };
         ra_swap_decide(w->active, w->n_areas, &s, &w->decision);
 
-        news = !w->announced || previous.value != w->decision.value || previous.source != w->decision.source ||
-               strcmp(previous.reason, w->decision.reason) != 0;
+        news = !w->announced || previous.value != w->decision.value ||
+               previous.source != w->decision.source || strcmp(previous.reason, w->decision.reason) != 0;
         w->announced = true;
 
         if (w->decision.value < 0 || w->current < 0)
                 log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0, "Swap: %s", w->decision.reason);
         else if (w->decision.value == w->current)
-                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0, "Swap: vm.page-cluster stays at %d (%s, on %s): %s",
-                               w->current, ra_source_to_string(w->decision.source), event, w->decision.reason);
+                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
+                               "Swap: vm.page-cluster stays at %d (%s, on %s): %s", w->current,
+                               ra_source_to_string(w->decision.source), event, w->decision.reason);
         else if (ra_manager_observing(m))
                 log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
                                "Swap: would change vm.page-cluster %d -> %d (%s, on %s; observe mode): %s",
@@ -416,7 +417,8 @@ static void check_drift(Manager *m, int now_value) {
                 write_decision(m, "reassert");
                 return;
         }
-        log_info("Swap: vm.page-cluster went from %d to %d behind radaemon's back; leaving it.", was, now_value);
+        log_info("Swap: vm.page-cluster went from %d to %d behind radaemon's back; leaving it.", was,
+                 now_value);
         w->external = true;
         decide(m, "external change");
 }
@@ -445,7 +447,8 @@ static void observe(Manager *m, uint64_t now) {
         o.seconds = baseline ? 0 : (double) (now - w->vm_usec) / 1e6;
         o.has_ra = vm.has_ra;
         /* Counters never go back but on a new boot: a step back is no delta. */
-        if (vm.pswpin >= w->vm.pswpin && vm.swap_ra >= w->vm.swap_ra && vm.swap_ra_hit >= w->vm.swap_ra_hit) {
+        if (vm.pswpin >= w->vm.pswpin && vm.swap_ra >= w->vm.swap_ra &&
+            vm.swap_ra_hit >= w->vm.swap_ra_hit) {
                 o.pswpin = vm.pswpin - w->vm.pswpin;
                 o.swap_ra = vm.swap_ra - w->vm.swap_ra;
                 o.swap_ra_hit = vm.swap_ra_hit - w->vm.swap_ra_hit;
@@ -481,7 +484,8 @@ static void observe(Manager *m, uint64_t now) {
         w->swapin_pages_per_sec = (uint64_t) ((double) o.pswpin / o.seconds + 0.5);
         if (o.swap_ra > 0)
                 /* Hits of pages read ahead in an earlier interval can outnumber this one's. */
-                w->hit_percent = (uint32_t) (o.swap_ra_hit >= o.swap_ra ? 100 : o.swap_ra_hit * 100 / o.swap_ra);
+                w->hit_percent =
+                        (uint32_t) (o.swap_ra_hit >= o.swap_ra ? 100 : o.swap_ra_hit * 100 / o.swap_ra);
         if (o.read_ios > 0)
                 w->avg_read_request_bytes = o.read_sectors * 512 / o.read_ios;
 
@@ -579,7 +583,8 @@ int ra_swapwatch_start(Manager *m) {
 
         fd = open(SWAPS_PATH, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
-                log_info_errno(errno, "Swap: cannot open %s (%m); swap devices are not watched.", SWAPS_PATH);
+                log_info_errno(errno, "Swap: cannot open %s (%m); swap devices are not watched.",
+                               SWAPS_PATH);
         else {
                 /* Reading once arms the poll: the kernel signals changes made after it. */
                 char buf[256];
@@ -638,7 +643,8 @@ int ra_swapwatch_restore(Manager *m, const char *why) {
                 log_warning_errno(r, "Swap: cannot put back the original page-cluster %d: %m",
                                   m->state->swap.original);
         else
-                log_info("Swap: vm.page-cluster %d -> %d, its value before radaemon (%s).", w->current, now, why);
+                log_info("Swap: vm.page-cluster %d -> %d, its value before radaemon (%s).", w->current, now,
+                         why);
         if (now >= 0)
                 w->current = now;
         emit_changes(m, &before);
@@ -715,7 +721,8 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
         if (!w)
                 return -ENODEV;
         if (strcmp(property, "ActiveClass") == 0)
-                return sd_bus_message_append(reply, "s", w->n_areas > 0 ? ra_swap_class_to_string(w->active) : "");
+                return sd_bus_message_append(reply, "s",
+                                             w->n_areas > 0 ? ra_swap_class_to_string(w->active) : "");
         if (strcmp(property, "PageCluster") == 0)
                 return sd_bus_message_append(reply, "i", (int32_t) w->current);
         if (strcmp(property, "TargetPageCluster") == 0)
@@ -774,11 +781,13 @@ static int method_clear_pin(sd_bus_message *msg, void *userdata, sd_bus_error *e
         return sd_bus_reply_method_return(msg, NULL);
 }
 
-#define SWAP_PROPERTY(name, sig) SD_BUS_PROPERTY(name, sig, property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE)
+#define SWAP_PROPERTY(name, sig)                                                                            \
+        SD_BUS_PROPERTY(name, sig, property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE)
 
 static const sd_bus_vtable swap_vtable[] = {
         SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("Devices", "a(sssitt)", property_get_devices, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Devices", "a(sssitt)", property_get_devices, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SWAP_PROPERTY("ActiveClass", "s"),
         SWAP_PROPERTY("PageCluster", "i"),
         SWAP_PROPERTY("TargetPageCluster", "i"),

@@ -89,9 +89,15 @@ static int read_property(sd_bus_message *m, const char *name, RcSwap *s) {
                 const char *name;
                 const char *sig;
         } known[] = {
-                { "Devices", "a(sssitt)" },    { "ActiveClass", "s" },       { "Source", "s" },
-                { "Reason", "s" },             { "PageCluster", "i" },       { "TargetPageCluster", "i" },
-                { "SwapInPagesPerSec", "t" },  { "ReadAheadHitPercent", "u" }, { "AvgReadRequestBytes", "t" },
+                { "Devices", "a(sssitt)" },
+                { "ActiveClass", "s" },
+                { "Source", "s" },
+                { "Reason", "s" },
+                { "PageCluster", "i" },
+                { "TargetPageCluster", "i" },
+                { "SwapInPagesPerSec", "t" },
+                { "ReadAheadHitPercent", "u" },
+                { "AvgReadRequestBytes", "t" },
         };
         const char *sig = NULL;
         int r;
@@ -162,8 +168,8 @@ static int get_swap(RcContext *c, RcSwap *ret) {
 }
 
 static void json_swap(const RcSwap *s) {
-        printf("{\"page_cluster\":%" PRIi32 ",\"target_page_cluster\":%" PRIi32 ",\"source\":", s->page_cluster,
-               s->target);
+        printf("{\"page_cluster\":%" PRIi32 ",\"target_page_cluster\":%" PRIi32 ",\"source\":",
+               s->page_cluster, s->target);
         rc_json_string(s->source);
         fputs(",\"reason\":", stdout);
         rc_json_string(s->reason);
@@ -198,9 +204,11 @@ static void print_swap(const RcSwap *s) {
         printf("Source:        %s\n"
                "Reason:        %s\n"
                "In use:        %s\n"
-               "Swap-in:       %" PRIu64 " pages/s, %" PRIu32 " %% of read-ahead pages used, %s per request\n",
-               s->source ?: "", s->reason ?: "", s->active_class && s->active_class[0] ? s->active_class : "-",
-               s->swapin_pages_per_sec, s->hit_percent, ra_format_size(s->avg_read_request_bytes, request));
+               "Swap-in:       %" PRIu64 " pages/s, %" PRIu32
+               " %% of read-ahead pages used, %s per request\n",
+               s->source ?: "", s->reason ?: "",
+               s->active_class && s->active_class[0] ? s->active_class : "-", s->swapin_pages_per_sec,
+               s->hit_percent, ra_format_size(s->avg_read_request_bytes, request));
         for (size_t i = 0; i < s->n_areas; i++) {
                 const RcSwapArea *a = &s->areas[i];
 
@@ -252,7 +260,8 @@ int rc_swap_set(RcContext *c, const char *arg) {
 
         r = ra_parse_u32(arg, &value);
         if (r == -EINVAL) {
-                fprintf(stderr, "racontrol: '%s' is not a page-cluster (0 to 10); see racontrol --help\n", arg);
+                fprintf(stderr, "racontrol: '%s' is not a page-cluster (0 to 10); see racontrol --help\n",
+                        arg);
                 return RC_EXIT_USAGE;
         }
         if (r < 0) {
@@ -263,8 +272,8 @@ int rc_swap_set(RcContext *c, const char *arg) {
         r = rc_connect(c);
         if (r != 0)
                 return r;
-        r = sd_bus_call_method(c->bus, RA_BUS_NAME, RA_BUS_SWAP_PATH, RA_BUS_SWAP_INTERFACE, "SetPageCluster",
-                               &error, NULL, "ub", value, (int) !c->runtime);
+        r = sd_bus_call_method(c->bus, RA_BUS_NAME, RA_BUS_SWAP_PATH, RA_BUS_SWAP_INTERFACE,
+                               "SetPageCluster", &error, NULL, "ub", value, (int) !c->runtime);
         if (r < 0)
                 return rc_report_error("swap", &error, r);
         if (c->json)
@@ -282,8 +291,8 @@ int rc_swap_auto(RcContext *c) {
         r = rc_connect(c);
         if (r != 0)
                 return r;
-        r = sd_bus_call_method(c->bus, RA_BUS_NAME, RA_BUS_SWAP_PATH, RA_BUS_SWAP_INTERFACE, "ClearPin", &error,
-                               NULL, "");
+        r = sd_bus_call_method(c->bus, RA_BUS_NAME, RA_BUS_SWAP_PATH, RA_BUS_SWAP_INTERFACE, "ClearPin",
+                               &error, NULL, "");
         if (r < 0)
                 return rc_report_error("swap", &error, r);
         if (c->json)

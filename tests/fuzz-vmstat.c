@@ -14,9 +14,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
 
         /* Counters as one interval's deltas: any value must give a value in range, or none. */
-        o = (RaSwapObservation){ .seconds = 1, .pswpin = s.pswpin, .swap_ra = s.swap_ra,
-                                 .swap_ra_hit = s.swap_ra_hit, .has_ra = s.has_ra, .read_ios = s.pswpout,
-                                 .read_sectors = s.pswpout * 8, .io_ticks_ms = s.swap_ra_hit };
+        o = (RaSwapObservation){ .seconds = 1,
+                                 .pswpin = s.pswpin,
+                                 .swap_ra = s.swap_ra,
+                                 .swap_ra_hit = s.swap_ra_hit,
+                                 .has_ra = s.has_ra,
+                                 .read_ios = s.pswpout,
+                                 .read_sectors = s.pswpout * 8,
+                                 .io_ticks_ms = s.swap_ra_hit };
         ra_swap_model_reset(&m, RA_SWAP_CLASS_ROT, -1);
         for (int pc = 0; pc <= RA_SWAP_LEARN_MAX; pc++)
                 for (int i = 0; i < 3; i++)

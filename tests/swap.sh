@@ -152,7 +152,7 @@ judged="^Swap: judged at [0-9]+: (Swap-in read [0-9]+ pages with almost no reada
 n_before=$(grep -cE "$judged" "$T/daemon.log" || true)
 workload 240 rand 40 >"$T/rand.log" &
 WORKLOAD=$!
-RA_TIMEOUT=$((60 * RA_SLOWDOWN)) ra_wait_for "(( \$(grep -cE '$judged' '$T/daemon.log') >= n_before + 3 ))" ||
+RA_TIMEOUT=$((60 * RA_SLOWDOWN)) ra_wait_for "(( \$(grep -cE '$judged' '$T/daemon.log') >= $((n_before + 3)) ))" ||
 	ra_fail "random swap-in was never judged useless for readahead; $(grep -c pass "$T/rand.log") passes"
 stop_workload
 (($(page_cluster) <= before)) || ra_fail "random swap-in raised page-cluster from $before to $(page_cluster)"

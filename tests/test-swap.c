@@ -45,16 +45,16 @@ START_TEST(test_parse_swaps_bad) {
         static const char *const bad[] = {
                 "",
                 "\n",
-                "/dev/sda2 partition 1 0 -2\n",                                    /* no header */
-                "Filename Type Size Used Priority\n/dev/sda2 partition 1 0\n",       /* a column short */
+                "/dev/sda2 partition 1 0 -2\n",                                     /* no header */
+                "Filename Type Size Used Priority\n/dev/sda2 partition 1 0\n",      /* a column short */
                 "Filename Type Size Used Priority\n/dev/sda2 partition 1 0 -2 x\n", /* one too many */
-                "Filename Type Size Used Priority\n/dev/sda2 disk 1 0 -2\n",         /* unknown type */
-                "Filename Type Size Used Priority\n/dev/sda2 partition 1 0 --2\n",   /* not a number */
+                "Filename Type Size Used Priority\n/dev/sda2 disk 1 0 -2\n",        /* unknown type */
+                "Filename Type Size Used Priority\n/dev/sda2 partition 1 0 --2\n",  /* not a number */
                 "Filename Type Size Used Priority\n/dev/sda2 partition -1 0 -2\n",
-                "Filename Type Size Used Priority\nsda2 partition 1 0 -2\n",         /* not a path */
-                "Filename Type Size Used Priority\n/a\\09 partition 1 0 -2\n",       /* a bad escape */
-                "Filename Type Size Used Priority\n/a\\000 partition 1 0 -2\n",      /* a NUL */
-                "Filename Type Size Used Priority\n/a partition 1 0 99999999999\n",  /* overflow */
+                "Filename Type Size Used Priority\nsda2 partition 1 0 -2\n",        /* not a path */
+                "Filename Type Size Used Priority\n/a\\09 partition 1 0 -2\n",      /* a bad escape */
+                "Filename Type Size Used Priority\n/a\\000 partition 1 0 -2\n",     /* a NUL */
+                "Filename Type Size Used Priority\n/a partition 1 0 99999999999\n", /* overflow */
         };
         RaSwapArea *a = NULL;
         size_t n = 0;
@@ -68,8 +68,9 @@ START_TEST(test_parse_swaps_bad) {
 END_TEST
 
 START_TEST(test_parse_vmstat) {
-        static const char text[] = "nr_free_pages 5000\npswpin 120\npswpout 300\nswap_ra 80\nswap_ra_hit 60\n"
-                                   "pgfault 9\n";
+        static const char text[] =
+                "nr_free_pages 5000\npswpin 120\npswpout 300\nswap_ra 80\nswap_ra_hit 60\n"
+                "pgfault 9\n";
         RaVmSwapStat s;
 
         ck_assert_int_eq(ra_swap_parse_vmstat(text, sizeof(text) - 1, &s), 0);
@@ -92,7 +93,9 @@ START_TEST(test_parse_vmstat) {
 END_TEST
 
 static RaSwapArea area(RaSwapClass c, int prio, uint64_t used) {
-        return (RaSwapArea){ .filename = (char *) "/x", .class = c, .priority = prio, .size_kb = 1024, .used_kb = used };
+        return (RaSwapArea){
+                .filename = (char *) "/x", .class = c, .priority = prio, .size_kb = 1024, .used_kb = used
+        };
 }
 
 START_TEST(test_active_class) {
@@ -406,7 +409,8 @@ END_TEST
 
 int main(void) {
         Suite *s = suite_create("swap");
-        TCase *parse = tcase_create("parse"), *policy = tcase_create("policy"), *store = tcase_create("store");
+        TCase *parse = tcase_create("parse"), *policy = tcase_create("policy"),
+              *store = tcase_create("store");
 
         tcase_add_test(parse, test_parse_swaps);
         tcase_add_test(parse, test_parse_swaps_bad);
