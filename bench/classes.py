@@ -1,6 +1,14 @@
-"""Device classes: real kinds of disks, emulated with a throttled loop device.
+"""Device classes: real kinds of disks, emulated by the device model or, to
+compare, by a throttled loop device.
 
-A loop device over a sparse file is a real block device (uevents, sysfs,
+The model classes (the default) are served by bench/ra-devmodel through a
+loop device with direct I/O: the block layer stays real and the model
+answers each command when the device it names would (bench/model.py,
+bench/classes/*.conf, checked by bench/validate.py). The throttled classes
+(names starting with thr-) are what the bench used before: a fixed cost for
+every command, whatever it follows. They stay only to compare.
+
+A throttled class is a loop device over a sparse file: a real block device (uevents, sysfs,
 page cache, readahead). What makes it a USB stick or a disk:
   - the read throttle of the cgroup the workload runs in: iops is the cost
     per command, bps the media bandwidth (blk-throttle counts requests after
@@ -13,7 +21,11 @@ throttle, not the backing disk, sets the speed.
 """
 from dataclasses import dataclass, field
 
-from machine import read_kb, set_kb, sysfs, write_sysfs
+import os
+import re
+
+import model
+from machine import LOOP_CTL_ADD, loop_control, read_kb, set_kb, sysfs, write_sysfs
 
 KiB, MiB, GiB, TiB = 1024, 1024 ** 2, 1024 ** 3, 1024 ** 4
 
@@ -41,15 +53,43 @@ class DeviceClass:
     kernel_kb: int = KERNEL_DEFAULT_KB
     sweep: list = field(default_factory=lambda: list(SWEEP_KB))
     why: str = ""
+    model: str | None = None    # a bench/classes/*.conf class the device model serves
+
+
+def _model_class(name, workloads, why, costly=True, sweep=None):
+    """A model class: size and rotational flag from its parameter file."""
+    with open(os.path.join(model.CLASS_DIR, f"{name}.conf")) as f:
+        text = f.read()
+    size = int(re.search(r"^size\s*=\s*(\d+)", text, re.M).group(1))
+    rotational = re.search(r"^rotational\s*=\s*(\d)", text, re.M).group(1) == "1"
+    emulates = re.search(r"^emulates\s*=\s*(.+)$", text, re.M).group(1)
+    return DeviceClass(name, emulates, size=size, rotational=rotational, iops=None, bps=None,
+                       workloads=workloads, costly=costly, why=why, model=name,
+                       sweep=sweep or list(SWEEP_KB))
+
+
+RAW = ["seq", "pdd-single", "pdd-multi", "rand16k", "mmap-rand"]
+MODEL_CLASSES = {c.name: c for c in [
+    _model_class("tiny-stick", ["probe"],
+                 "every KiB read costs 68 ms, so what matters is how much a probe reads",
+                 sweep=[4, 8, 16, 32, 64, 128, 256, 512, 1024]),
+    _model_class("usb-stick", RAW, "1 ms a command and commands of 120 KiB: small windows waste "
+                 "commands"),
+    _model_class("hdd-7200", RAW, "seeks only when a command jumps, and its cache reads ahead: "
+                 "one stream is fast at any window, interleaved ones want large windows, random "
+                 "mmap reads small ones"),
+    _model_class("ssd-ctrl", RAW, "250 us a command: full bandwidth only with large commands, "
+                 "while its size suggests a small window"),
+]}
 
 
 # USB sticks are marked non-rotational: radaemon gives "usb" transport the
 # kernel default capped by size, and a loop device cannot show transport usb
 # without udevd; a non-rotational device without optimal I/O size takes the
 # same path, so the daemon decides as it would for the real stick.
-CLASSES = {c.name: c for c in [
+THROTTLED_CLASSES = {c.name: c for c in [
     DeviceClass(
-        "tiny-stick", "a 505 KiB USB stick at 15 kB/s (old camera card, cheap key)",
+        "thr-tiny-stick", "a 505 KiB USB stick at 15 kB/s (old camera card, cheap key)",
         size=505 * KiB, rotational=False, iops=50, bps=15_000, max_sectors_kb=120,
         costly=True, workloads=["probe"],
         # Every probe costs 2 to 22 s here; the sweep stops at 1 MiB to save
@@ -57,18 +97,18 @@ CLASSES = {c.name: c for c in [
         sweep=[4, 8, 16, 32, 64, 128, 256, 512, 1024],
         why="every KiB read costs 70 ms, so what matters is how much a probe reads"),
     DeviceClass(
-        "usb-stick", "an 8 GiB USB 2 stick: 30 MB/s, costly commands of at most 120 KiB",
+        "thr-usb-stick", "an 8 GiB USB 2 stick: 30 MB/s, costly commands of at most 120 KiB",
         size=8 * GiB, rotational=False, iops=250, bps=30_000_000, max_sectors_kb=120,
         costly=True, workloads=["seq", "pdd-single", "pdd-multi", "rand16k", "mmap-rand"],
         why="full bandwidth needs every command full, so small windows lose"),
     DeviceClass(
-        "hdd", "a 1 TiB hard disk: rotational, ~150 IOPS, ~180 MB/s",
+        "thr-hdd", "a 1 TiB hard disk: rotational, ~150 IOPS, ~180 MB/s",
         size=1 * TiB, rotational=True, iops=150, bps=180_000_000,
         costly=True, workloads=["seq", "pdd-single", "pdd-multi", "rand16k", "mmap-rand"],
         why="every request pays a seek: large windows pay for sequential work, "
             "and cost random mmap work dearly"),
     DeviceClass(
-        "ssd-ctrl", "a 22 GB SSD behind a controller with a heavy cost per command: "
+        "thr-ssd-ctrl", "a 22 GB SSD behind a controller with a heavy cost per command: "
                     "400 IOPS, 300 MB/s",
         size=22_000_000_000, rotational=False, iops=400, bps=300_000_000,
         costly=True, workloads=["seq", "pdd-single", "pdd-multi", "rand16k", "mmap-rand"],
@@ -79,12 +119,15 @@ CLASSES = {c.name: c for c in [
     # is what it sustains at every window, so the device, not the machine's
     # mood, sets the score.
     DeviceClass(
-        "nvme", "a fast NVMe-like device: cheap commands (20000 IOPS), 400 MB/s",
+        "thr-nvme", "a fast NVMe-like device: cheap commands (20000 IOPS), 400 MB/s",
         size=512 * GiB, rotational=False, iops=20_000, bps=400_000_000,
         workloads=["seq", "pdd-single", "pdd-multi", "rand16k", "mmap-rand"],
         why="commands are cheap, so a small window reaches full bandwidth and a large "
             "one only wastes reads"),
 ]}
+
+
+CLASSES = {**MODEL_CLASSES, **THROTTLED_CLASSES}
 
 
 class Device:
@@ -93,20 +136,40 @@ class Device:
     def __init__(self, machine, cls):
         self.machine = machine
         self.cls = cls
-        image = machine.sparse_file(f"{cls.name}.img", cls.size)
-        self.name = machine.new_loop(image)
+        if cls.model:
+            self._attach_model(machine, cls)
+        else:
+            image = machine.sparse_file(f"{cls.name}.img", cls.size)
+            self.name = machine.new_loop(image)
+            self.attach_kb = read_kb(self.name)
+            write_sysfs(self.name, "queue/rotational", int(cls.rotational))
+            if cls.max_sectors_kb:
+                write_sysfs(self.name, "queue/max_sectors_kb", cls.max_sectors_kb)
+            # A loop device takes its rotational flag from the backing disk: tell
+            # udev (and any radaemon) that the device changed, as DESIGN.md asks.
+            write_sysfs(self.name, "uevent", "change")
         self.node = f"/dev/{self.name}"
         self.devnum = sysfs(self.name, "dev")
-        # What the kernel (the loop driver) chose at attach, for the report.
-        self.attach_kb = read_kb(self.name)
-        write_sysfs(self.name, "queue/rotational", int(cls.rotational))
-        if cls.max_sectors_kb:
-            write_sysfs(self.name, "queue/max_sectors_kb", cls.max_sectors_kb)
-        # A loop device takes its rotational flag from the backing disk: tell
-        # udev (and any radaemon) that the device changed, as DESIGN.md asks.
-        write_sysfs(self.name, "uevent", "change")
         self.reset()
         self.groups = {}
+
+    def _attach_model(self, machine, cls):
+        """The model serves the device; its server runs in the bench's own
+        cgroup, never in a workload's."""
+        while True:
+            index = machine.unused_indices(1)[0]
+            try:
+                loop_control(LOOP_CTL_ADD, index)
+            except FileExistsError:
+                continue
+            break
+        machine.track_loop(index)
+        self.name = f"loop{index}"
+        machine.on_exit(lambda: model.detach(self.name, quiet=True))
+        # The loop driver's value before the model class is configured.
+        record = model.attach(cls.model, index=index, builddir=machine.builddir)
+        self.attach_kb = read_kb(self.name)
+        self.params = record["params"]
 
     def reset(self):
         """Puts read_ahead_kb where the kernel leaves a fresh device of this class."""
@@ -126,4 +189,5 @@ class Device:
                 "size": cls.size, "rotational": cls.rotational, "iops": cls.iops,
                 "bps": cls.bps, "max_sectors_kb": int(sysfs(self.name, "queue/max_sectors_kb")),
                 "kernel_kb": cls.kernel_kb, "attach_kb": self.attach_kb, "costly": cls.costly,
-                "why": cls.why}
+                "why": cls.why, "model": getattr(self, "params", None),
+                "scheduler": sysfs(self.name, "queue/scheduler")}

@@ -225,6 +225,8 @@ class Machine:
         self.children = []
         self.cgroup_version = cgroup_version()
         self.mounted_tracefs = False
+        self.cleanups = []
+        self.builddir = None
 
     def __enter__(self):
         for sig in (signal.SIGTERM, signal.SIGHUP):
@@ -241,6 +243,11 @@ class Machine:
                 self.stop(child)
             for group in reversed(self.cgroups):
                 group.remove()
+            for cleanup in reversed(self.cleanups):
+                try:
+                    cleanup()
+                except Exception as e:  # the rest must still be undone
+                    log(f"bench: cleanup failed: {e}")
             for index in reversed(self.loops):
                 remove_loop(index)
             shutil.rmtree(self.tmp, ignore_errors=True)
@@ -248,6 +255,10 @@ class Machine:
                 subprocess.run(["umount", TRACEFS])
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
+
+    def on_exit(self, cleanup):
+        """Runs cleanup when the run ends, before the loop devices go."""
+        self.cleanups.append(cleanup)
 
     def path(self, name):
         return os.path.join(self.tmp, name)

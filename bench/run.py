@@ -27,7 +27,7 @@ import time
 import modes as modes_
 import overhead
 import report
-from classes import CLASSES, Device
+from classes import CLASSES, MODEL_CLASSES, Device
 from daemon import warn_if_foreign_daemon
 from machine import Interrupted, Machine, cgroup_version, log
 from workloads import WORKLOADS
@@ -42,7 +42,7 @@ PRESETS = {
     # A few cells that show each effect once: the probe, a bandwidth-bound
     # stream, and random mmap reads where a large window hurts.
     "quick": {"runtime": 1, "train": 3, "train_runs": 3, "repeat": 2,
-              "cells": [("tiny-stick", "probe"), ("ssd-ctrl", "seq"), ("hdd", "mmap-rand")],
+              "cells": [("tiny-stick", "probe"), ("ssd-ctrl", "seq"), ("hdd-7200", "mmap-rand")],
               "sweep": {"tiny-stick": [4, 16], None: [16, 128, 512, 2048]}},
 }
 
@@ -94,7 +94,7 @@ def machine_info(builddir):
 
 def plan(args, preset):
     """The (class, workload) cells to run, with each class's sweep."""
-    classes = split(args.classes) or list(CLASSES)
+    classes = split(args.classes) or list(MODEL_CLASSES)
     workloads = split(args.workloads) or list(WORKLOADS)
     for c in classes:
         if c not in CLASSES:
@@ -119,12 +119,20 @@ def plan(args, preset):
 
 def notes(timing, chosen, quick):
     tiny = chosen.get("tiny-stick")
+    modelled = any(c.model for c in chosen.values())
     n = [
-        "Each device class is a loop device over a sparse file (direct I/O to the file, so "
-        "there is no second page cache), made a class by the read throttle of the cgroup the "
-        "workload runs in (cgroup v1 blkio.throttle.read_iops_device and read_bps_device), "
-        "queue/rotational, queue/max_sectors_kb and its size. Every mode of a cell runs on the "
-        "same loop device with the same throttle.",
+        ("Each device class is served by the device model (bench/ra-devmodel, parameters "
+         "and sources in bench/classes/*.conf, validated by bench/validate.py): a loop device "
+         "with direct I/O over a file the model serves through FUSE, so the block layer is "
+         "real and the model answers each command when the device it names would (a disk "
+         "seeks only when a command jumps, and its cache reads ahead). The model server runs "
+         "in the bench's own cgroup; a workload's cgroup has only its memory limit."
+         if modelled else
+         "Each device class is a loop device over a sparse file (direct I/O to the file, so "
+         "there is no second page cache), made a class by the read throttle of the cgroup the "
+         "workload runs in (cgroup v1 blkio.throttle.read_iops_device and read_bps_device), "
+         "queue/rotational, queue/max_sectors_kb and its size. Every mode of a cell runs on the "
+         "same loop device with the same throttle."),
         "Before every run the device's page cache is dropped (BLKFLSBUF on that device only; "
         "the kernel also drops it at the last close, and that close waits for readahead in "
         "flight). The run is a new process that opens the device afresh, so the file takes "
@@ -157,7 +165,7 @@ def notes(timing, chosen, quick):
         "The loop driver sets read_ahead_kb 2560 at attach (shown in the class table); real "
         "devices of these classes that report no optimal I/O size get the kernel's 128 KiB, "
         "which is what default means here.",
-        "The nvme class is throttled at 20000 IOPS and 400 MB/s, what this 2-core VM "
+        "The thr-nvme class is throttled at 20000 IOPS and 400 MB/s, what this 2-core VM "
         "sustains at every window: unthrottled, the loop device was CPU-bound and the same "
         "run varied threefold with other work on the machine, which measured the machine "
         "rather than the window.",
@@ -260,6 +268,7 @@ def main():
 
     warn_if_foreign_daemon()
     with Machine() as machine:
+        machine.builddir = args.builddir
         run_workloads(machine, args, timing, cells, chosen, modes, data, save)
     if what:
         with Machine() as machine:

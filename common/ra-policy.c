@@ -94,8 +94,9 @@ void ra_policy_prior(const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret) {
                 why = "USB storage starts at the kernel default until its throughput shows more pays";
         } else if (a->rotational) {
                 base = a->size_bytes >= TiB ? 1024 : 512;
-                why = "a rotational disk pays a seek for every request, so long sequential reads "
-                      "want a large window";
+                why = "a disk seeks when a command jumps: one stream reads as fast at any window "
+                      "(its cache reads ahead), but streams that take turns seek at every switch, "
+                      "and a larger window makes the switches fewer";
         } else if ((uint64_t) a->optimal_io_bytes * 2 / KiB > KERNEL_DEFAULT_KB) {
                 /* As the kernel does, but only where it raises the default. */
                 base = (uint32_t) ((uint64_t) a->optimal_io_bytes * 2 / KiB);
