@@ -54,6 +54,8 @@ PASSES = {"seq": 3, "rand": 2, "mix": 2}
 # Repetitions per pattern (times --repeat): random re-reads on a disk take
 # half a minute a run and page-cluster hardly moves them.
 REPEAT = {"seq": 3, "rand": 1, "mix": 2}
+# On the disk a random or mixed pass takes seconds: once each, or a device takes 20 minutes.
+REPEAT_DISK = {"seq": 3, "rand": 1, "mix": 1}
 
 
 def log(msg):
@@ -219,7 +221,8 @@ def measure_device(device, patterns, values, builddir, repeat, use_daemon):
         for pattern in patterns:
             runs = {}
             order = list(values) + (["radaemon"] if use_daemon else [])
-            for r in range(repeat * REPEAT[pattern]):
+            times = (REPEAT_DISK if cls == "rotational" else REPEAT)[pattern]
+            for r in range(repeat * times):
                 for value in order:
                     workdir = os.path.join(tmp, f"{pattern}-{value}-{r}")
                     os.makedirs(workdir)
@@ -263,7 +266,9 @@ def report(results, values, meta):
              f"Working set {WS_MIB['default']} MiB in a memory cgroup limited to {LIMIT_MIB['default']} MiB "
              f"(zram: {WS_MIB['zram']} in {LIMIT_MIB['zram']}); the last of "
              f"{', '.join(f'{p}: {n}' for p, n in PASSES.items())} re-read passes timed (seconds, "
-             "median of " + ", ".join(f"{p}: {n * meta['repeat']}" for p, n in REPEAT.items()) + " runs, "
+             "median of " + ", ".join(f"{p}: {n * meta['repeat']}" for p, n in REPEAT.items())
+             + " runs (on the rotational disk " + ", ".join(f"{p}: {n * meta['repeat']}" for p, n in REPEAT_DISK.items())
+             + "), "
              "the values interleaved). radaemon starts from a fresh state with page-cluster at 3 and "
              "decides and learns during the earlier passes at its default interval (1 s). "
              "Devices: zram, and bench/devmodel's hdd-7200 (rotational) and ssd-ctrl (non-rotational), "
