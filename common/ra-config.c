@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ra-config.h"
+#include "ra-swap.h"
 #include "ra-util.h"
 
 #define DEFAULT_STATE_DIR LOCALSTATEDIR "/lib/radaemon"
@@ -48,6 +49,8 @@ int ra_config_new(RaConfig **ret) {
         c->mode = RA_MODE_AUTO;
         c->interval_ms = 1000;
         c->bounds = (RaBounds){ .min_kb = 4, .max_kb = 8192 };
+        c->swap_manage = true;
+        c->swap_page_cluster = -1;
 
         *ret = TAKE_PTR(c);
         return 0;
@@ -110,13 +113,14 @@ static void begin_section(Parser *p, const char *name) {
         p->section = NULL;
         p->in_known_section = false;
 
-        if (strcmp(name, "daemon") == 0 || strcmp(name, "policy") == 0) {
+        if (strcmp(name, "daemon") == 0 || strcmp(name, "policy") == 0 || strcmp(name, "swap") == 0) {
                 p->in_known_section = true;
                 return;
         }
 
         if (strncmp(name, "device:", 7) != 0) {
-                add_error(p, "unknown section [%s]; known are [daemon], [policy] and [device:GLOB]", name);
+                add_error(p, "unknown section [%s]; known are [daemon], [policy], [swap] and [device:GLOB]",
+                          name);
                 return;
         }
 
@@ -343,6 +347,22 @@ static void parse_device_key(Parser *p, const char *name, const char *value) {
                           s->min_kb, s->max_kb, s->glob);
 }
 
+static void parse_swap_key(Parser *p, const char *name, const char *value) {
+        if (strcmp(name, "page_cluster") == 0) {
+                uint32_t v;
+
+                if (ra_parse_u32(value, &v) < 0 || !ra_swap_page_cluster_is_valid((int) v))
+                        add_error(p, "page_cluster must be a number from 0 to %d, not '%s'",
+                                  RA_SWAP_PAGE_CLUSTER_MAX, value);
+                else
+                        p->config->swap_page_cluster = (int) v;
+        } else if (strcmp(name, "manage") == 0) {
+                if (ra_parse_boolean(value, &p->config->swap_manage) < 0)
+                        add_error(p, "manage must be a boolean (yes or no), not '%s'", value);
+        } else
+                add_error(p, "unknown key '%s' in [swap]", name);
+}
+
 static int handle_key(void *userdata, const char *section, const char *name, const char *value) {
         Parser *p = userdata;
 
@@ -365,6 +385,8 @@ static int handle_key(void *userdata, const char *section, const char *name, con
                 parse_device_key(p, name, value);
         else if (strcmp(section, "daemon") == 0)
                 parse_daemon_key(p, name, value);
+        else if (strcmp(section, "swap") == 0)
+                parse_swap_key(p, name, value);
         else
                 parse_policy_key(p, name, value);
 

@@ -47,6 +47,10 @@ typedef struct RaConfig {
 
         RaDeviceSection *sections;
         size_t n_sections;
+
+        /* [swap]: vm.page-cluster */
+        bool swap_manage;      /* decide page-cluster from the swap devices in use */
+        int swap_page_cluster; /* a pin; -1 when unset */
 } RaConfig;
 
 /* A configuration holding the documented defaults. */

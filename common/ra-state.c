@@ -10,14 +10,27 @@
 
 #include "ra-device.h"
 #include "ra-state.h"
+#include "ra-swap.h"
 #include "ra-util.h"
+
+_Static_assert(ELEMENTSOF(((RaStateSwap *) NULL)->learned) == _RA_SWAP_CLASS_MAX,
+               "a learned page-cluster for every class of swap device");
 
 /* Far more than thousands of devices need; a bigger file is not ours. */
 #define STATE_MAX_BYTES (16u * 1024 * 1024)
 
+static void swap_init(RaStateSwap *w) {
+        *w = (RaStateSwap){ .pin = -1, .runtime_pin = -1, .original = -1 };
+        for (size_t i = 0; i < ELEMENTSOF(w->learned); i++)
+                w->learned[i] = -1;
+}
+
 int ra_state_new(RaState **ret) {
         *ret = calloc(1, sizeof(RaState));
-        return *ret ? 0 : -ENOMEM;
+        if (!*ret)
+                return -ENOMEM;
+        swap_init(&(*ret)->swap);
+        return 0;
 }
 
 RaState *ra_state_free(RaState *s) {
@@ -89,6 +102,18 @@ int ra_state_remember_original(RaState *s, const char *identity, uint32_t kb) {
         e->original_kb = kb;
         e->has_original = true;
         return 1;
+}
+
+static bool swap_is_empty(const RaStateSwap *w) {
+        bool any = w->has_original || w->pin >= 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(w->learned); i++)
+                any = any || w->learned[i] >= 0;
+        return !any;
+}
+
+int ra_state_swap_pin(const RaState *s) {
+        return s->swap.runtime_pin >= 0 ? s->swap.runtime_pin : s->swap.pin;
 }
 
 static bool needs_escape(unsigned char c) {
@@ -163,6 +188,64 @@ static int add_error(char ***errors, unsigned line, const char *format, ...) {
         return ra_strv_push(errors, full);
 }
 
+/* The sysctl's own range: an original is whatever the kernel held. */
+#define SYSCTL_PAGE_CLUSTER_MAX 31
+
+static int parse_page_cluster(const char *s, int max, int *ret) {
+        uint32_t v;
+
+        if (ra_parse_u32(s, &v) < 0 || v > (uint32_t) max)
+                return -EINVAL;
+        *ret = (int) v;
+        return 0;
+}
+
+/* Parses the words after "swap" into s; returns a message on error. */
+static int parse_swap_line(RaState *s, char **save, const char **ret_error) {
+        RaStateSwap w;
+        char *word;
+
+        swap_init(&w);
+        while ((word = strtok_r(NULL, " \t", save))) {
+                char *eq = strchr(word, '=');
+                int *field = NULL;
+
+                if (!eq) {
+                        *ret_error = "expected key=value after 'swap'";
+                        return -EINVAL;
+                }
+                *eq = '\0';
+                if (strcmp(word, "original") == 0)
+                        field = &w.original;
+                else if (strcmp(word, "pin") == 0)
+                        field = &w.pin;
+                else if (strncmp(word, "learned-", 8) == 0)
+                        for (int c = 0; c < _RA_SWAP_CLASS_MAX; c++)
+                                if (strcmp(word + 8, ra_swap_class_to_string((RaSwapClass) c)) == 0)
+                                        field = &w.learned[c];
+                if (!field) {
+                        *ret_error = "unknown key after 'swap'";
+                        return -EINVAL;
+                }
+                if (*field >= 0 || parse_page_cluster(eq + 1,
+                                                      field == &w.original ? SYSCTL_PAGE_CLUSTER_MAX
+                                                                           : RA_SWAP_PAGE_CLUSTER_MAX,
+                                                      field) < 0) {
+                        *ret_error = "a page-cluster must be given once, from 0 to 10 (an original to 31)";
+                        return -EINVAL;
+                }
+        }
+
+        if (!swap_is_empty(&s->swap)) {
+                *ret_error = "a second 'swap' line";
+                return -EINVAL;
+        }
+        w.has_original = w.original >= 0;
+        w.runtime_pin = s->swap.runtime_pin;
+        s->swap = w;
+        return 0;
+}
+
 /* Parses "device IDENTITY key=value..." into s; returns a message on error. */
 static int parse_line(RaState *s, char *line, const char **ret_error) {
         _cleanup_free_ char *identity = NULL;
@@ -178,8 +261,10 @@ static int parse_line(RaState *s, char *line, const char **ret_error) {
                 s->restored = true;
                 return 0;
         }
+        if (word && strcmp(word, "swap") == 0)
+                return parse_swap_line(s, &save, ret_error);
         if (!word || strcmp(word, "device") != 0) {
-                *ret_error = "expected 'device IDENTITY key=value ...' or 'restored'";
+                *ret_error = "expected 'device IDENTITY key=value ...', 'swap key=value ...' or 'restored'";
                 return -EINVAL;
         }
 
@@ -303,6 +388,24 @@ int ra_state_load(RaState *s, const char *dir, char ***errors) {
         return ra_state_parse(s, text, len, errors);
 }
 
+static int format_swap(const RaStateSwap *w, FILE *f) {
+        if (swap_is_empty(w))
+                return 0;
+
+        if (fputs("swap", f) == EOF)
+                return -EIO;
+        if (w->has_original && fprintf(f, " original=%d", w->original) < 0)
+                return -EIO;
+        if (w->pin >= 0 && fprintf(f, " pin=%d", w->pin) < 0)
+                return -EIO;
+        for (size_t i = 0; i < ELEMENTSOF(w->learned); i++)
+                if (w->learned[i] >= 0 &&
+                    fprintf(f, " learned-%s=%d", ra_swap_class_to_string((RaSwapClass) i), w->learned[i]) <
+                            0)
+                        return -EIO;
+        return fputc('\n', f) == EOF ? -EIO : 0;
+}
+
 int ra_state_format(const RaState *s, char **ret) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
@@ -317,6 +420,9 @@ int ra_state_format(const RaState *s, char **ret) {
                 r = -EIO;
         if (r == 0 && s->restored && fputs("restored\n", f) == EOF)
                 r = -EIO;
+
+        if (r == 0)
+                r = format_swap(&s->swap, f);
 
         for (size_t i = 0; r == 0 && i < s->n_entries; i++) {
                 const RaStateEntry *e = &s->entries[i];

@@ -16,6 +16,11 @@
  *
  *     device loop:/srv/disk\x20one.img original=2560 pin=1024 learned=2048
  *
+ * and vm.page-cluster, which is one value for the whole system, on a line of
+ * its own (learned per class of swap device; 0 is a value, not "none"):
+ *
+ *     swap original=3 pin=0 learned-rotational=5
+ *
  * Identities are escaped: bytes outside printable ASCII, blanks and "\" are
  * written as \xHH. Lines starting with "#" are comments.
  */
@@ -31,6 +36,15 @@ typedef struct RaStateEntry {
         bool has_original;       /* ...when known (0 is a value someone may have set) */
 } RaStateEntry;
 
+/* vm.page-cluster; -1 for "none" in the ints. */
+typedef struct RaStateSwap {
+        int pin;           /* survives restarts */
+        int runtime_pin;   /* this run only; never stored */
+        int learned[4];    /* per RaSwapClass (ra-swap.h) */
+        int original;      /* before radaemon first wrote it... */
+        bool has_original; /* ...when known */
+} RaStateSwap;
+
 typedef struct RaState {
         RaStateEntry *entries;
         size_t n_entries;
@@ -39,6 +53,7 @@ typedef struct RaState {
          * nothing until a reload ends it. A line "restored" in the file.
          */
         bool restored;
+        RaStateSwap swap;
 } RaState;
 
 int ra_state_new(RaState **ret);
@@ -81,3 +96,6 @@ uint32_t ra_state_learned(const RaState *s, const char *identity);
  * when it was recorded (and the state needs saving), 0 when it was known.
  */
 int ra_state_remember_original(RaState *s, const char *identity, uint32_t kb);
+
+/* The page-cluster pin in force: this run's, else the stored one; -1 for none. */
+int ra_state_swap_pin(const RaState *s);

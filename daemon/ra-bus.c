@@ -10,6 +10,7 @@
 #include "ra-log.h"
 #include "ra-manager.h"
 #include "ra-tracer.h"
+#include "ra-swapwatch.h"
 #include "ra-util.h"
 
 /* --- access control ------------------------------------------------------ */
@@ -55,12 +56,7 @@ static int polkit_authorizes(sd_bus *bus, sd_bus_message *msg) {
         return r >= 0 && authorized;
 }
 
-/*
- * Root may change settings; so may a caller polkit authorizes, where polkit
- * runs. Returns 1 when allowed (with the caller's uid), or a negative errno
- * with error set.
- */
-static int check_authorized(sd_bus_message *msg, uid_t *ret_uid, sd_bus_error *error) {
+int ra_bus_check_authorized(sd_bus_message *msg, uid_t *ret_uid, sd_bus_error *error) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         uid_t uid;
         int r;
@@ -101,7 +97,7 @@ static int set_read_ahead(RaDisk *d, sd_bus_message *msg, uint32_t kb, int persi
                                          " KiB, not %" PRIu32 ".",
                                          d->name, b.min_kb, b.max_kb, kb);
 
-        r = check_authorized(msg, &uid, error);
+        r = ra_bus_check_authorized(msg, &uid, error);
         if (r < 0)
                 return r;
 
@@ -118,7 +114,7 @@ static int clear_pin(RaDisk *d, sd_bus_message *msg, sd_bus_error *error) {
         uid_t uid;
         int r;
 
-        r = check_authorized(msg, &uid, error);
+        r = ra_bus_check_authorized(msg, &uid, error);
         if (r < 0)
                 return r;
 
@@ -205,7 +201,7 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         uid_t uid;
         int r;
 
-        r = check_authorized(msg, &uid, error);
+        r = ra_bus_check_authorized(msg, &uid, error);
         if (r < 0)
                 return r;
 
@@ -226,7 +222,7 @@ static int method_restore(sd_bus_message *msg, void *userdata, sd_bus_error *err
         uid_t uid;
         int r;
 
-        r = check_authorized(msg, &uid, error);
+        r = ra_bus_check_authorized(msg, &uid, error);
         if (r < 0)
                 return r;
 
@@ -448,6 +444,8 @@ static int connect_bus(Manager *m) {
                                                device_vtable, find_device, m);
         if (r >= 0)
                 r = sd_bus_add_node_enumerator(bus, NULL, RA_BUS_DEVICE_PREFIX, enumerate_devices, m);
+        if (r >= 0)
+                r = ra_swapwatch_bus_add(m, bus);
         if (r >= 0)
                 r = sd_bus_add_object_manager(bus, NULL, RA_BUS_PATH);
         if (r >= 0)

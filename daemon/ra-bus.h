@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <systemd/sd-bus.h>
+
 #include "ra-dbus.h"
 #include "ra-disk.h"
 
@@ -18,6 +20,13 @@ struct Manager;
  */
 int ra_bus_open(struct Manager *m);
 void ra_bus_close(struct Manager *m);
+
+/*
+ * Root may change settings; so may a caller polkit authorizes, where polkit
+ * runs. Returns 1 when allowed (with the caller's uid), or a negative errno
+ * with error set.
+ */
+int ra_bus_check_authorized(sd_bus_message *msg, uid_t *ret_uid, sd_bus_error *error);
 
 /* Emits PropertiesChanged for one property of the manager. */
 void ra_bus_manager_changed(struct Manager *m, const char *property);

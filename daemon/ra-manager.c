@@ -12,6 +12,7 @@
 #include "ra-manager.h"
 #include "ra-sampler.h"
 #include "ra-settings.h"
+#include "ra-swapwatch.h"
 #include "ra-udev.h"
 #include "ra-util.h"
 
@@ -142,6 +143,7 @@ Manager *ra_manager_free(Manager *m) {
         ra_sampler_stop(m);
         ra_sbmap_clear(&m->sbmap);
         free(m->learning_off);
+        ra_swapwatch_free(m);
         sd_event_source_unref(m->bus_retry);
         ra_bus_close(m);
         sd_event_source_unref(m->monitor_source);
@@ -394,6 +396,10 @@ int ra_manager_start(Manager *m) {
         if (r < 0)
                 return r;
 
+        r = ra_swapwatch_start(m);
+        if (r < 0)
+                return r;
+
         /* Only now take the name: a client that sees it finds every disk. */
         r = ra_bus_open(m);
         if (r < 0)
@@ -435,6 +441,7 @@ int ra_manager_reload(Manager *m) {
                 if (was_observing != ra_manager_observing(m))
                         ra_bus_manager_changed(m, "Mode");
                 r = ra_udev_enumerate(m, "reload");
+                ra_swapwatch_tune(m, "reload");
                 /* tracefs may have been mounted since. */
                 if (m->sampler)
                         ra_sampler_open_tracer(m);
@@ -616,6 +623,9 @@ unsigned ra_manager_restore(Manager *m, bool stay, const char *why) {
                 ra_bus_disk_changed(m, d, &before);
                 ra_disk_snapshot_clear(&before);
         }
+
+        /* vm.page-cluster counts as one more value put back. */
+        n += (unsigned) ra_swapwatch_restore(m, why);
 
         if (stay && !m->restored) {
                 m->restored = m->state->restored = true;

@@ -48,6 +48,8 @@ typedef struct Manager {
 
         RaDisk **disks;
         size_t n_disks;
+
+        struct RaSwapWatch *swap; /* vm.page-cluster (ra-swapwatch.c) */
 } Manager;
 
 /* Reads the configuration; a bad one fails here with every error logged. */

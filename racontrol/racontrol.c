@@ -16,10 +16,10 @@ static const struct {
         const char *args;
         const char *summary;
 } verbs[] = {
-        { "status", 0, verb_status, "", "every managed disk, its value and why" },
-        { "show", 1, verb_show, "DEV", "one disk in full" },
-        { "set", 2, verb_set, "DEV KB [--runtime]", "pin DEV to KB KiB" },
-        { "auto", 1, verb_auto, "DEV", "clear a pin: radaemon decides again" },
+        { "status", 0, verb_status, "", "every managed disk and swap, its value and why" },
+        { "show", 1, verb_show, "DEV|swap", "one disk, or swap, in full" },
+        { "set", 2, verb_set, "DEV KB [--runtime]", "pin DEV to KB KiB; set swap N: page-cluster N" },
+        { "auto", 1, verb_auto, "DEV|swap", "clear a pin: radaemon decides again" },
         { "reload", 0, verb_reload, "", "re-read the configuration" },
         { "restore", 0, verb_restore, "", "put every disk back as it was before radaemon" },
         { "monitor", 0, verb_monitor, "", "print every change as it happens, until Ctrl-C" },

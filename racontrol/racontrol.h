@@ -95,6 +95,16 @@ int rc_device_read_property(RcDevice *d, const char *property, sd_bus_message *m
  */
 int rc_report_error(const char *what, const sd_bus_error *error, int r);
 
+/* --- rc-swap.c: "swap" where a verb takes a device: vm.page-cluster ------- */
+
+#define RC_SWAP_NAME "swap"
+
+int rc_swap_show(RcContext *c);
+int rc_swap_set(RcContext *c, const char *value);
+int rc_swap_auto(RcContext *c);
+/* Status: a line after the table (when there is swap or a pin), or a JSON object. */
+int rc_swap_status(RcContext *c, bool json);
+
 /* --- rc-print.c: tables and JSON ----------------------------------------- */
 
 void rc_json_string(const char *s);

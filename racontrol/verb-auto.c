@@ -2,12 +2,16 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "racontrol.h"
 
 int verb_auto(RcContext *c, char **args) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         int r;
+
+        if (strcmp(args[0], RC_SWAP_NAME) == 0)
+                return rc_swap_auto(c);
 
         r = rc_connect(c);
         if (r != 0)

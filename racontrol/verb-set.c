@@ -14,6 +14,9 @@ int verb_set(RcContext *c, char **args) {
         uint32_t kb;
         int r;
 
+        if (strcmp(name, RC_SWAP_NAME) == 0)
+                return rc_swap_set(c, args[1]);
+
         /* Not a number is a usage error; a number radaemon refuses is a bad value. */
         r = ra_parse_u32(args[1], &kb);
         if (r == -EINVAL) {

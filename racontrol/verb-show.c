@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "ra-util.h"
 #include "racontrol.h"
@@ -10,6 +11,9 @@ int verb_show(RcContext *c, char **args) {
         _cleanup_free_ char *evidence = NULL, *learning_off = NULL;
         RcDevice d;
         int r;
+
+        if (strcmp(args[0], RC_SWAP_NAME) == 0)
+                return rc_swap_show(c);
 
         r = rc_get_device(c, args[0], &d);
         if (r != 0)

@@ -76,12 +76,16 @@ int verb_status(RcContext *c, char **args) {
                                 putchar(',');
                         rc_json_device(&devices[i]);
                 }
-                fputs("]}\n", stdout);
-        } else
+                fputs("],\"swap\":", stdout);
+                r = rc_swap_status(c, true);
+                fputs("}\n", stdout);
+        } else {
                 print_table(devices, n, mode, state_error, learning_off);
+                r = rc_swap_status(c, false);
+        }
 
         for (size_t i = 0; i < n; i++)
                 rc_device_clear(&devices[i]);
         free(devices);
-        return 0;
+        return r;
 }

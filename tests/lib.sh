@@ -169,8 +169,11 @@ ra_set_rotational() {
 
 # ra_config: writes $T/radaemon.conf from stdin. The [daemon] devices= line
 # must name only loop devices this test made, so nothing else is touched.
+# vm.page-cluster is the whole machine's: unless the test has a [swap]
+# section of its own, its daemon leaves it alone (manage = no, appended).
 ra_config() {
 	cat >"$T/radaemon.conf"
+	grep -q '^\[swap\]' "$T/radaemon.conf" || printf '\n[swap]\nmanage = no\n' >>"$T/radaemon.conf"
 	local line word
 	line=$(grep -E '^devices *=' "$T/radaemon.conf") || ra_fail "test config has no devices= allow-list"
 	for word in ${line#*=}; do

@@ -3,10 +3,10 @@
 # that can be built without systemd: a file system read-only but for /dev,
 # /proc, /sys and the state directory (ProtectSystem=strict,
 # ProtectControlGroups=), empty home directories (ProtectHome=), /proc
-# without other users' processes or anything but processes (ProtectProc=,
-# ProcSubset=), no capability at all and no new privileges
-# (CapabilityBoundingSet=, NoNewPrivileges=), UMask=0077. In there it tunes
-# at start and on hotplug, stores a pin, refuses nobody, reloads and stops.
+# without other users' processes (ProtectProc=), /proc/sys read-only but for
+# vm.page-cluster (ReadOnlyPaths=, ReadWritePaths=), no capability at all
+# and no new privileges (CapabilityBoundingSet=, NoNewPrivileges=),
+# UMask=0077. In there it tunes at start and on hotplug, stores a pin, refuses nobody, reloads and stops.
 # strace meanwhile records every system call, checked against the unit's
 # SystemCallFilter=, RestrictAddressFamilies=, MemoryDenyWriteExecute=,
 # DeviceAllow=, RestrictNamespaces=, LockPersonality= and RestrictRealtime=
@@ -55,7 +55,11 @@ done
 for home in /home /root /run/user; do
 	[ ! -d "$home" ] || mount -t tmpfs -o ro,mode=000 tmpfs "$home"
 done
-mount -t proc -o hidepid=invisible,subset=pid proc /proc
+mount -t proc -o hidepid=invisible proc /proc
+mount --bind /proc/sys /proc/sys
+mount -o remount,bind,ro /proc/sys
+mount --bind /proc/sys/vm/page-cluster /proc/sys/vm/page-cluster
+mount -o remount,bind,rw /proc/sys/vm/page-cluster
 
 # The sandbox must hold before anything runs in it.
 if touch /etc/.radaemon-sandbox 2>/dev/null; then
@@ -63,7 +67,11 @@ if touch /etc/.radaemon-sandbox 2>/dev/null; then
 	echo "sandbox: /etc is writable" >&2
 	exit 1
 fi
-[ ! -e /proc/sys ] || { echo "sandbox: /proc/sys is visible" >&2; exit 1; }
+if cat /proc/sys/vm/swappiness 2>/dev/null >/proc/sys/vm/swappiness; then
+	echo "sandbox: /proc/sys is writable" >&2
+	exit 1
+fi
+cat /proc/sys/vm/page-cluster >/proc/sys/vm/page-cluster || { echo "sandbox: page-cluster is read-only" >&2; exit 1; }
 touch "$state/.probe" && rm "$state/.probe"
 
 umask 077
@@ -100,6 +108,16 @@ out=$(runuser -u nobody -- env DBUS_SYSTEM_BUS_ADDRESS="$DBUS_SYSTEM_BUS_ADDRESS
 [[ $out == "racontrol: not permitted: Only root may change radaemon's settings (uid 65534 may not)." ]] ||
 	ra_fail "nobody was refused with the wrong words: $out"
 ra_ok "a pin stored in the state directory; nobody refused by uid, with /proc hidden"
+
+# The one kernel tunable it writes: vm.page-cluster, through a runtime pin.
+saved_pc=$(cat /proc/sys/vm/page-cluster)
+put_back_pc() { echo "$saved_pc" >/proc/sys/vm/page-cluster; }
+RA_HOOKS+=(put_back_pc)
+pc=$((saved_pc == 1 ? 2 : 1))
+"$RACONTROL" set swap "$pc" --runtime >/dev/null || ra_fail "racontrol set swap failed in the sandbox: $(tail -n 5 "$T/daemon.log")"
+[[ $(cat /proc/sys/vm/page-cluster) == "$pc" ]] || ra_fail "page-cluster is $(cat /proc/sys/vm/page-cluster) after set swap $pc"
+put_back_pc
+ra_ok "vm.page-cluster written from the sandbox"
 
 kill -HUP "$DAEMON_PID"
 ra_wait_log "^Configuration reloaded\.$"
