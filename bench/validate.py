@@ -31,6 +31,7 @@ import fcntl
 import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -343,6 +344,10 @@ def main():
     if os.geteuid() != 0:
         print("validate.py: needs root (loop devices, FUSE, sysfs)", file=sys.stderr)
         return 1
+    # SIGTERM (a timeout, a CI limit) unwinds like Ctrl-C, so every finally
+    # block runs: the swap device goes off, page-cluster and the loop devices
+    # are put back.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("validate.py: terminated; what it made is undone"))
     started = datetime.datetime.utcnow()
     v = Validation(args.quick)
     steps = {"zero": v.zero, "hdd-7200": v.hdd_7200, "ssd-ctrl": v.ssd_ctrl,

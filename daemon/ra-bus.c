@@ -9,8 +9,8 @@
 #include "ra-bus.h"
 #include "ra-log.h"
 #include "ra-manager.h"
-#include "ra-tracer.h"
 #include "ra-swapwatch.h"
+#include "ra-tracer.h"
 #include "ra-util.h"
 
 /* --- access control ------------------------------------------------------ */
