@@ -14,13 +14,14 @@ direct I/O over a file on this machine's own disk.
 Used by bench/devmodel (the command line) and by the bench's suites.
 """
 import errno
-import fcntl
 import glob
 import json
 import os
 import signal
 import subprocess
 import time
+
+from machine import LOOP_CTL_ADD, LOOP_CTL_REMOVE, loop_control, sysfs, write_sysfs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLASS_DIR = os.path.join(HERE, "classes")
@@ -29,7 +30,6 @@ IMAGE_DIR = "/var/tmp/radaemon-devmodel"
 # bench/devmodel's own loop indices: the test suite uses 1000-3999 and the
 # bench 5000-5999, and passes its own index.
 FIRST_INDEX, LAST_INDEX = 4000, 4999
-LOOP_CTL_ADD, LOOP_CTL_REMOVE = 0x4C80, 0x4C81
 # The emulation's own round trip that the server credits to a command finding
 # the device idle (ra-devmodel --transit-us): a little under the 110-130 us a
 # 4 KiB command takes here with every modelled cost zero (validate.py's zero
@@ -90,33 +90,16 @@ def classes(builddir=None):
 
 # --- loop devices ------------------------------------------------------------
 
-def _loop_control(request, index):
-    fd = os.open("/dev/loop-control", os.O_RDWR | os.O_CLOEXEC)
-    try:
-        fcntl.ioctl(fd, request, index)
-    finally:
-        os.close(fd)
-
-
 def _new_index():
     for index in range(FIRST_INDEX, LAST_INDEX + 1):
         if os.path.exists(f"/sys/block/loop{index}"):
             continue
         try:
-            _loop_control(LOOP_CTL_ADD, index)
+            loop_control(LOOP_CTL_ADD, index)
         except FileExistsError:
             continue
         return index
     raise ModelError(f"no free loop index from {FIRST_INDEX} to {LAST_INDEX}")
-
-
-def _sysfs(dev, attr, value=None):
-    path = f"/sys/block/{dev}/{attr}"
-    if value is None:
-        with open(path) as f:
-            return f.read().strip()
-    with open(path, "w") as f:
-        f.write(str(value))
 
 
 def _wait(predicate, timeout, what):
@@ -155,7 +138,7 @@ def attach(name, index=None, builddir=None, scheduler=None):
     if own_index:
         index = _new_index()
     elif not os.path.exists(f"/sys/block/loop{index}"):
-        _loop_control(LOOP_CTL_ADD, index)
+        loop_control(LOOP_CTL_ADD, index)
     dev = f"loop{index}"
     record = {"device": dev, "node": f"/dev/{dev}", "class": name, "params": params,
               "own_index": own_index, "pid": None, "mount": None, "image": None, "dir": None}
@@ -190,7 +173,7 @@ def attach(name, index=None, builddir=None, scheduler=None):
         _save(record)
         subprocess.run(["losetup", "--direct-io=on", record["node"], backing], check=True,
                        stdout=subprocess.DEVNULL)
-        if _sysfs(dev, "loop/dio") != "1":
+        if sysfs(dev, "loop/dio") != "1":
             raise ModelError(f"{dev}: the loop driver refused direct I/O on {backing}")
         _configure(dev, params, scheduler)
     except BaseException:
@@ -203,16 +186,16 @@ def _configure(dev, params, scheduler):
     """The block device as the class says, and a change event so udev (and
     radaemon) see it as it is meant to be."""
     if params["rotational"] is not None:
-        _sysfs(dev, "queue/rotational", int(params["rotational"]))
+        write_sysfs(dev, "queue/rotational", int(params["rotational"]))
     if params["max_sectors_kb"]:
-        hw = int(_sysfs(dev, "queue/max_hw_sectors_kb"))
-        _sysfs(dev, "queue/max_sectors_kb", min(hw, params["max_sectors_kb"]))
+        hw = int(sysfs(dev, "queue/max_hw_sectors_kb"))
+        write_sysfs(dev, "queue/max_sectors_kb", min(hw, params["max_sectors_kb"]))
     if params["kind"] != "real":
         # What the kernel gives a SATA or USB device with one hardware queue.
         scheduler = scheduler or "mq-deadline"
     if scheduler:
-        _sysfs(dev, "queue/scheduler", scheduler)
-    _sysfs(dev, "uevent", "change")
+        write_sysfs(dev, "queue/scheduler", scheduler)
+    write_sysfs(dev, "uevent", "change")
 
 
 def _save(record):
@@ -245,7 +228,7 @@ def detach(dev, quiet=False):
     if os.path.exists(f"/sys/block/{dev}"):
         subprocess.run(["losetup", "-d", f"/dev/{dev}"], stderr=subprocess.DEVNULL)
         # The detach takes effect when the last opener (udev's probe) closes.
-        _wait(lambda: not os.path.exists(f"/sys/block/{dev}") or _sysfs(dev, "size") == "0",
+        _wait(lambda: not os.path.exists(f"/sys/block/{dev}") or sysfs(dev, "size") == "0",
               10, f"{dev} to detach")
     if record.get("mount") and os.path.ismount(record["mount"]):
         subprocess.run(["umount", record["mount"]], check=True)
@@ -284,7 +267,7 @@ def _remove_loop(index):
     deadline = time.monotonic() + 10
     while os.path.exists(f"/sys/block/loop{index}"):
         try:
-            _loop_control(LOOP_CTL_REMOVE, index)
+            loop_control(LOOP_CTL_REMOVE, index)
         except OSError as e:
             if e.errno not in (errno.EBUSY, errno.ENODEV) or time.monotonic() > deadline:
                 raise ModelError(f"cannot remove loop{index}: {e}") from None

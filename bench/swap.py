@@ -39,6 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import model  # noqa: E402
+import swapcell  # noqa: E402
 
 PAGE_CLUSTER = "/proc/sys/vm/page-cluster"
 MEMCG = "/sys/fs/cgroup/memory"
@@ -131,22 +132,6 @@ def model_swap(cls):
 # --- one measurement ------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def memory_cgroup(limit_mib):
-    path = f"{MEMCG}/radaemon-bench-swap-{os.getpid()}"
-    os.mkdir(path)
-    try:
-        write(f"{path}/memory.limit_in_bytes", limit_mib << 20)
-        yield path
-    finally:
-        for _ in range(100):
-            try:
-                os.rmdir(path)
-                break
-            except OSError:
-                time.sleep(0.1)
-
-
-@contextlib.contextmanager
 def daemon(builddir, dev, workdir):
     """radaemon from the build tree, fresh state, the default interval; only dev as a disk."""
     state = os.path.join(workdir, "state")
@@ -181,7 +166,7 @@ def measure(device, dev, pattern, value, builddir, workdir):
         else:
             write(PAGE_CLUSTER, value)
         size = "zram" if device == "zram" else "default"
-        cg = stack.enter_context(memory_cgroup(LIMIT_MIB[size]))
+        cg = stack.enter_context(swapcell.memory_cgroup(LIMIT_MIB[size] << 20))
         proc = subprocess.Popen(
             ["sh", "-c", 'echo $$ >"$0/cgroup.procs" && exec python3 "$@"', cg, WORKLOAD, str(WS_MIB[size]), pattern,
              str(passes), "--wait"],

@@ -55,7 +55,8 @@ def page_cluster():
 
 @contextlib.contextmanager
 def memory_cgroup(limit):
-    path = f"{MEMCG}/radaemon-validate-{os.getpid()}"
+    """A memory cgroup (v1) limited to limit bytes, removed afterwards."""
+    path = f"{MEMCG}/radaemon-bench-swap-{os.getpid()}"
     os.mkdir(path)
     try:
         with open(f"{path}/memory.limit_in_bytes", "w") as f:

@@ -27,7 +27,6 @@ Run as root from the source tree with a build in ./build (or RA_BUILDDIR).
 import argparse
 import contextlib
 import datetime
-import fcntl
 import json
 import os
 import platform
@@ -37,10 +36,11 @@ import subprocess
 import sys
 import time
 
+import machine
 import model
+from machine import drop_cache as drop, write_sysfs
 
 KiB, MiB, GiB = 1024, 1024 ** 2, 1024 ** 3
-BLKFLSBUF = 0x1261
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED_004 = {4: 41, 16: 85, 32: 102, 64: 125, 128: 183, 256: 216, 512: 216, 1024: 251,
             2048: 258, 4096: 266, 8192: 266}
@@ -50,29 +50,10 @@ def log(message):
     print(message, file=sys.stderr, flush=True)
 
 
-def sysfs(dev, attr, value=None):
-    path = f"/sys/block/{dev}/{attr}"
-    if value is None:
-        with open(path) as f:
-            return f.read().strip()
-    with open(path, "w") as f:
-        f.write(str(value))
-
-
-def drop(dev):
-    fd = os.open(f"/dev/{dev}", os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        fcntl.ioctl(fd, BLKFLSBUF, 0)
-    finally:
-        os.close(fd)
-
-
 def wait_idle(dev):
     """Readahead issued past what a reader took is still in flight when it
     exits: the next run must not pay for it."""
-    deadline = time.monotonic() + 60
-    while sysfs(dev, "inflight").split() != ["0", "0"] and time.monotonic() < deadline:
-        time.sleep(0.005)
+    machine.wait_idle(dev, timeout=60)
 
 
 def timed(argv, dev=None):
@@ -86,14 +67,14 @@ def timed(argv, dev=None):
 
 def dd_seconds(dev, kb, nbytes, skip=0):
     """One buffered reader of 4 KiB reads at window kb, cold."""
-    sysfs(dev, "queue/read_ahead_kb", kb)
+    write_sysfs(dev, "queue/read_ahead_kb", kb)
     drop(dev)
     return timed(["dd", f"if=/dev/{dev}", "of=/dev/null", "bs=4k", f"count={nbytes // 4096}",
                   f"skip={skip // 4096}"], dev)
 
 
 def parallel_dd_seconds(dev, kb, nbytes, offsets):
-    sysfs(dev, "queue/read_ahead_kb", kb)
+    write_sysfs(dev, "queue/read_ahead_kb", kb)
     drop(dev)
     t = time.monotonic()
     procs = [subprocess.Popen(["dd", f"if=/dev/{dev}", "of=/dev/null", "bs=4k",
