@@ -170,8 +170,10 @@ for want in 'CapEff:.0000000000000000' 'CapBnd:.0000000000000000' 'NoNewPrivs:.1
 done
 [[ $(ct cat "/proc/$pid/environ" | tr '\0' '\n' | grep -c '^NOTIFY_SOCKET=\|^WATCHDOG_USEC=') == 2 ]] ||
 	ra_fail "radaemon runs without NOTIFY_SOCKET and WATCHDOG_USEC"
-ct journalctl -u radaemon --no-pager -o cat | grep -q '^Tracing block requests through' ||
-	ra_fail "radaemon traces no block requests in its sandbox: $(ct journalctl -u radaemon --no-pager -o cat)"
+# This kernel has the readahead tracepoints: in its sandbox radaemon must see
+# reads per file as well as block requests.
+ct journalctl -u radaemon --no-pager -o cat | grep -q '^Tracing readahead per file and block requests through' ||
+	ra_fail "radaemon does not trace reads per file and block requests in its sandbox: $(ct journalctl -u radaemon --no-pager -o cat)"
 ra_ok "no capability, no new privileges, a seccomp filter, the watchdog armed, block requests traced"
 
 # --- tunes the host's loop device ------------------------------------------------
