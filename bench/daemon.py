@@ -5,11 +5,15 @@ import socket
 import subprocess
 import time
 
-from machine import log
+from machine import TRACEFS, log
 
 
 class DaemonFailed(RuntimeError):
     pass
+
+
+def tracefs_mounted():
+    return os.path.exists(os.path.join(TRACEFS, "tracing_on"))
 
 
 def unit_environment():
@@ -53,6 +57,7 @@ class Daemon:
         # so when stderr is the stream JOURNAL_STREAM names, unless --foreground.
         self.log_levels = log_levels
         self.process = None
+        self.traced = False
 
     def write_config(self):
         # Ten names a line: long lists continue on indented lines.
@@ -67,6 +72,7 @@ class Daemon:
     def start(self, timeout=30):
         """Starts the daemon and returns the seconds from exec to READY=1."""
         self.write_config()
+        self.traced = tracefs_mounted()
         notify_path = os.path.join(self.dir, "notify")
         if os.path.exists(notify_path):
             os.unlink(notify_path)
@@ -103,6 +109,14 @@ class Daemon:
         if self.process:
             self.machine.stop(self.process)
             self.process = None
+
+    def check_tracing(self):
+        """Raises if tracefs went away while the daemon ran: it then learned
+        nothing more, and a score of its run measures only its first value.
+        (Something else unmounted it: a test run at the same time, say.)"""
+        if self.traced and not tracefs_mounted():
+            raise DaemonFailed(f"tracefs at {TRACEFS} was unmounted while the daemon ran: "
+                               "the run is void; measure on a quiet machine")
 
     @property
     def pid(self):

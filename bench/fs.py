@@ -218,6 +218,7 @@ def run_repeat(machine, fs, workload, runs, runtime, builddir, interval_ms, tag)
         with modes_.Timeline(fs.name) as timeline:
             for _ in range(runs):
                 results.append(measure(machine, fs, workload, runtime))
+        daemon.check_tracing()
     finally:
         daemon.stop()
     return {"runs": results, "timeline": timeline.changes, "decisions": daemon.decisions(fs.name)}

@@ -94,6 +94,7 @@ def run_radaemon(machine, device, workload, timing, builddir, tag):
             training = [measure(machine, device, workload, timing.train)
                         for _ in range(timing.runs_for(workload))]
             r = measure(machine, device, workload, timing.runtime)
+        daemon.check_tracing()
     finally:
         daemon.stop()
     learned = [(t - trained_from, kb) for t, kb in timeline.changes if t > trained_from]
