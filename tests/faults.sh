@@ -8,15 +8,6 @@ source "$(dirname "$0")/lib.sh"
 ra_setup
 ra_start_bus
 
-MOUNTS=()
-undo_mounts() {
-	local i
-	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
-		umount "${MOUNTS[i]}" 2>/dev/null || true
-	done
-	MOUNTS=()
-}
-RA_HOOKS+=(undo_mounts)
 
 ra_new_loop tiny 505K
 tiny=$LOOP
@@ -37,7 +28,7 @@ state_error() { "$RACONTROL" status --json | python3 -c 'import json,sys; print(
 attr=/sys/block/$tiny/queue/read_ahead_kb
 cat "$attr" >"$T/ra_file"
 mount --bind "$T/ra_file" "$attr"
-MOUNTS+=("$attr")
+RA_MOUNTS+=("$attr")
 mount -o remount,ro,bind "$attr"
 ra_start_daemon
 for i in 1 2 3; do
@@ -48,7 +39,7 @@ ra_wait_for "[[ \$(grep -c '^$tiny: change event' '$T/daemon.log') -ge 3 ]]" || 
 [[ $(grep -c "^$tiny: cannot write 4 KiB to read_ahead_kb: Read-only file system" "$T/daemon.log") == 1 ]] ||
 	ra_fail "a failing write was not logged exactly once"
 [[ $(ra_kb "$other") == 4 ]] || ra_fail "the other disk was not tuned"
-undo_mounts
+ra_undo_mounts
 echo change >"/sys/block/$tiny/uevent"
 ra_wait_kb "$tiny" 4
 ra_daemon_log_has "^$tiny: read_ahead_kb can be written again\.$" || ra_fail "the recovery was not logged"
@@ -61,12 +52,12 @@ for kind in read-only full; do
 	mkdir "$T/state"
 	if [[ $kind == read-only ]]; then
 		mount --bind "$T/state" "$T/state"
-		MOUNTS+=("$T/state")
+		RA_MOUNTS+=("$T/state")
 		mount -o remount,ro,bind "$T/state"
 		want="Read-only file system"
 	else
 		mount -t tmpfs -o size=4k tmpfs "$T/state"
-		MOUNTS+=("$T/state")
+		RA_MOUNTS+=("$T/state")
 		dd if=/dev/zero of="$T/state/filler" bs=4k count=1 status=none 2>/dev/null || true
 		want="No space left on device"
 	fi
@@ -82,7 +73,7 @@ for kind in read-only full; do
 	"$RACONTROL" set "$tiny" 64 --runtime >/dev/null || ra_fail "$kind: a runtime pin failed"
 	[[ $(ra_kb "$tiny") == 64 ]] || ra_fail "$kind: the runtime pin was not applied"
 	[[ $(grep -c "Cannot write $T/state/state" "$T/daemon.log") == 1 ]] || ra_fail "$kind: not logged exactly once"
-	undo_mounts
+	ra_undo_mounts
 	"$RACONTROL" set "$tiny" 64 >/dev/null || ra_fail "$kind: the pin fails after the state directory is back"
 	[[ -z $(state_error) ]] || ra_fail "$kind: StateError stays after a good save"
 	ra_daemon_log_has "state can be written again" || ra_fail "$kind: the recovery was not logged"

@@ -64,19 +64,9 @@ grep -q "learned=" "$T/state/state" || ra_fail "what was learned is not stored"
 ra_ok "sequential: $seq raised from $prior_seq to $kb KiB, with a reason"
 
 # Random mmap faults on the other device.
-cat >"$T/faults.py" <<'PY'
-import mmap, os, random, sys, time
-path, seconds = sys.argv[1], float(sys.argv[2])
-fd = os.open(path, os.O_RDONLY)
-size = os.lseek(fd, 0, os.SEEK_END)
-m = mmap.mmap(fd, size, prot=mmap.PROT_READ)
-end = time.monotonic() + seconds
-while time.monotonic() < end:
-    m[random.randrange(0, size // 4096) * 4096]
-PY
 seen=
 for run in $(seq 6); do
-	run_watching "$rnd" random ra_in_cgroup ssd2 python3 "$T/faults.py" "/dev/$rnd" 2
+	run_watching "$rnd" random ra_in_cgroup ssd2 python3 "$RA_SRCDIR/tests/mmap-faults.py" "/dev/$rnd" 2
 	kb=$(ra_kb "$rnd")
 	ra_log "run $run: $rnd at $kb KiB"
 	((kb <= 16)) && break

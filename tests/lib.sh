@@ -29,6 +29,7 @@ RA_LOOPS=()
 RA_RULES=()     # udev rule files this test installed
 RA_RULES_MKDIR= # set when this test created /run/udev/rules.d
 RA_PIDS=()      # other background processes this test started
+RA_MOUNTS=()    # mount points this test mounted, unmounted last first
 RA_HOOKS=()     # functions ra_cleanup calls first, to undo what a test did
 
 ra_log() { printf '%s: %s\n' "$(basename "$0")" "$*"; }
@@ -295,11 +296,35 @@ ra_udev_rule() {
 	udevadm control --reload || ra_fail "udevadm control --reload failed"
 }
 
+# ra_expect STATUS PATTERN racontrol-arguments...: racontrol exits with
+# STATUS and says one line on stderr that matches PATTERN (an ERE); its
+# output is left in $T/out, its line in $T/err.
+ra_expect() {
+	local want=$1 pattern=$2 rc=0
+	shift 2
+	"$RACONTROL" "$@" >"$T/out" 2>"$T/err" || rc=$?
+	((rc == want)) || ra_fail "racontrol $*: status $rc, want $want ($(cat "$T/err"))"
+	[[ $(wc -l <"$T/err") == 1 ]] || ra_fail "racontrol $*: not one line: $(cat "$T/err")"
+	grep -qE -- "$pattern" "$T/err" || ra_fail "racontrol $*: '$(cat "$T/err")' does not match /$pattern/"
+}
+
+# ra_undo_mounts: unmounts what the test listed in RA_MOUNTS, last first (a
+# lazy unmount where something still holds it); ra_cleanup does it too.
+ra_undo_mounts() {
+	local i
+	for ((i = ${#RA_MOUNTS[@]} - 1; i >= 0; i--)); do
+		umount "${RA_MOUNTS[i]}" 2>/dev/null || umount -l "${RA_MOUNTS[i]}" 2>/dev/null ||
+			ra_log "WARNING: could not unmount ${RA_MOUNTS[i]}"
+	done
+	RA_MOUNTS=()
+}
+
 ra_cleanup() {
 	local rc=$? index rule pid hook dir
 	for hook in "${RA_HOOKS[@]}"; do
 		"$hook" || ra_log "WARNING: $hook failed"
 	done
+	ra_undo_mounts
 	if [[ -n $DAEMON_PID ]]; then
 		kill "$DAEMON_PID" 2>/dev/null || true
 		wait "$DAEMON_PID" 2>/dev/null || true

@@ -11,22 +11,13 @@ source "$(dirname "$0")/lib.sh"
 ra_setup
 ra_start_bus
 
-MOUNTS=()
-undo_mounts() {
-	local i
-	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
-		umount "${MOUNTS[i]}" 2>/dev/null || true
-	done
-	MOUNTS=()
-}
-RA_HOOKS+=(undo_mounts)
 
 # fs NAME DEV: ext4 on DEV, mounted at $T/NAME.
 fs() {
 	mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "/dev/$2" || ra_fail "mkfs.ext4 $2 failed"
 	mkdir -p "$T/$1"
 	mount "/dev/$2" "$T/$1" || ra_fail "cannot mount $2"
-	MOUNTS+=("$T/$1")
+	RA_MOUNTS+=("$T/$1")
 }
 
 # remount NAME DEV: a cold page cache for that file system alone.
@@ -126,20 +117,10 @@ ra_daemon_log_has "^$tree: read_ahead_kb [0-9]+ -> [0-9]+ KiB \(learned, on lear
 ra_ok "tar: $tree from $prior to $kb KiB, never below $lowest KiB"
 
 # Random mmap reads of a big file on the other disk, fresh: the window comes down.
-cat >"$T/faults.py" <<'PY'
-import mmap, os, random, sys, time
-path, seconds = sys.argv[1], float(sys.argv[2])
-fd = os.open(path, os.O_RDONLY)
-size = os.lseek(fd, 0, os.SEEK_END)
-m = mmap.mmap(fd, size, prot=mmap.PROT_READ)
-end = time.monotonic() + seconds
-while time.monotonic() < end:
-    m[random.randrange(0, size // 4096) * 4096]
-PY
 prior_rnd=$(ra_kb "$rnd")
 for run in $(seq 6); do
 	remount rnd "$rnd"
-	ra_in_cgroup hdd2 python3 "$T/faults.py" "$T/rnd/big" 3 || ra_fail "the mmap reader failed"
+	ra_in_cgroup hdd2 python3 "$RA_SRCDIR/tests/mmap-faults.py" "$T/rnd/big" 3 || ra_fail "the mmap reader failed"
 	kb=$(ra_kb "$rnd")
 	ra_log "mmap run $run: $rnd at $kb KiB"
 	((kb <= 16)) && break

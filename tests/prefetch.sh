@@ -8,15 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 ra_setup
 
-MOUNTS=()
 declare -A DEVS
-undo_mounts() {
-	local m
-	for m in "${MOUNTS[@]}"; do
-		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || ra_log "WARNING: could not unmount $m"
-	done
-}
-RA_HOOKS+=(undo_mounts)
 
 # Other users may read through $T: prefetch runs as nobody below.
 chmod 755 "$T"
@@ -74,7 +66,7 @@ check_fs() {
 	btrfs) mkfs.btrfs -q -f "/dev/$dev" >/dev/null ;;
 	esac
 	mount "/dev/$dev" "$mnt"
-	MOUNTS+=("$mnt")
+	RA_MOUNTS+=("$mnt")
 	chmod 755 "$mnt"
 	mkdir "$mnt/public" "$mnt/secret"
 	make_tree "$mnt/public" 40 250 # 10,000 files
@@ -139,22 +131,14 @@ check_fs btrfs
 
 # The contract's errors, on the last file system (btrfs) and its loop device.
 mnt=$T/btrfs
-expect() {
-	local want=$1 pattern=$2 rc=0
-	shift 2
-	"$RACONTROL" "$@" >"$T/out" 2>"$T/err" || rc=$?
-	((rc == want)) || ra_fail "racontrol $*: status $rc, want $want ($(cat "$T/err"))"
-	[[ $(wc -l <"$T/err") == 1 ]] || ra_fail "racontrol $*: not one line: $(cat "$T/err")"
-	grep -qE -- "$pattern" "$T/err" || ra_fail "racontrol $*: '$(cat "$T/err")' does not match /$pattern/"
-}
-expect 1 "^racontrol: prefetch: $mnt/nowhere: No such file or directory$" prefetch "$mnt/nowhere"
-expect 1 "^racontrol: prefetch: $mnt/public/d000/file-00000 is not a directory$" prefetch "$mnt/public/d000/file-00000"
-expect 1 "No such file or directory" prefetch "$mnt/public" "$mnt/nowhere"
-expect 2 "^racontrol: prefetch takes at least 1 argument" prefetch
-expect 2 "^racontrol: --threads takes a number from 1 to 1024, not 'many'" prefetch --threads many "$mnt"
-expect 2 "^racontrol: --budget takes a size" prefetch --data --budget 1.5G "$mnt"
-expect 2 "^racontrol: --budget only goes with prefetch --data" prefetch --budget 1M "$mnt"
-expect 2 "^racontrol: --data, --threads and --budget only go with prefetch" status --data
+ra_expect 1 "^racontrol: prefetch: $mnt/nowhere: No such file or directory$" prefetch "$mnt/nowhere"
+ra_expect 1 "^racontrol: prefetch: $mnt/public/d000/file-00000 is not a directory$" prefetch "$mnt/public/d000/file-00000"
+ra_expect 1 "No such file or directory" prefetch "$mnt/public" "$mnt/nowhere"
+ra_expect 2 "^racontrol: prefetch takes at least 1 argument" prefetch
+ra_expect 2 "^racontrol: --threads takes a number from 1 to 1024, not 'many'" prefetch --threads many "$mnt"
+ra_expect 2 "^racontrol: --budget takes a size" prefetch --data --budget 1.5G "$mnt"
+ra_expect 2 "^racontrol: --budget only goes with prefetch --data" prefetch --budget 1M "$mnt"
+ra_expect 2 "^racontrol: --data, --threads and --budget only go with prefetch" status --data
 ra_ok "bad paths, a file and usage errors: one line each, status 1 or 2"
 
 # --data reads contents ahead, in the budget; a full budget is said in one line.
@@ -175,7 +159,7 @@ done
 # readahead(2) may drop a read it cannot queue at once: try again, as above.
 for attempt in 1 2 3; do
 	drop_caches
-	expect 0 "^racontrol: prefetch: the page-cache budget of 2.5 MiB is full; 6 files \(6.0 MiB\) not read ahead$" \
+	ra_expect 0 "^racontrol: prefetch: the page-cache budget of 2.5 MiB is full; 6 files \(6.0 MiB\) not read ahead$" \
 		prefetch --data --budget 2560K "$mnt/big"
 	grep -q "^Read ahead 2 files, 2.0 MiB" "$T/out" || ra_fail "prefetch --data --budget 2560K said: $(cat "$T/out")"
 	# shellcheck disable=SC2016 # ra_wait_for evals it

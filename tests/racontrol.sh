@@ -6,34 +6,24 @@
 source "$(dirname "$0")/lib.sh"
 ra_setup
 
-# expect STATUS PATTERN racontrol-arguments...: one line on stderr, matching.
-expect() {
-	local want=$1 pattern=$2 rc=0
-	shift 2
-	"$RACONTROL" "$@" >"$T/out" 2>"$T/err" || rc=$?
-	((rc == want)) || ra_fail "racontrol $*: status $rc, want $want ($(cat "$T/err"))"
-	[[ $(wc -l <"$T/err") == 1 ]] || ra_fail "racontrol $*: not one line: $(cat "$T/err")"
-	grep -qE -- "$pattern" "$T/err" || ra_fail "racontrol $*: '$(cat "$T/err")' does not match /$pattern/"
-}
-
 # Usage errors: 2, before any bus is needed.
 export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$T/no-bus-here
-expect 2 "unknown verb 'frobnicate'" frobnicate
-expect 2 "show takes 1 argument; usage: racontrol show DEV" show
-expect 2 "set takes 2 arguments" set loop0
-expect 2 "unknown option '--bogus'" --bogus status
-expect 2 "--runtime only goes with set" status --runtime
-expect 2 "'12k' is not a size in KiB" set loop0 12k
+ra_expect 2 "unknown verb 'frobnicate'" frobnicate
+ra_expect 2 "show takes 1 argument; usage: racontrol show DEV" show
+ra_expect 2 "set takes 2 arguments" set loop0
+ra_expect 2 "unknown option '--bogus'" --bogus status
+ra_expect 2 "--runtime only goes with set" status --runtime
+ra_expect 2 "'12k' is not a size in KiB" set loop0 12k
 "$RACONTROL" --help | grep -q "^Usage: racontrol" || ra_fail "no help"
 "$RACONTROL" --version | grep -q "^radaemon " || ra_fail "no version"
 ra_ok "usage errors exit 2 with one line"
 
 # No bus, then a bus without the daemon: 1, and say which.
-expect 1 "cannot connect to the system bus" status
+ra_expect 1 "cannot connect to the system bus" status
 ra_start_bus
-expect 1 "radaemon is not running" status
-expect 1 "radaemon is not running" monitor
-expect 1 "radaemon is not running" set loop0 64
+ra_expect 1 "radaemon is not running" status
+ra_expect 1 "radaemon is not running" monitor
+ra_expect 1 "radaemon is not running" set loop0 64
 ra_ok "no bus and no daemon reported in one line"
 
 ra_new_loop tiny 505K
@@ -44,11 +34,11 @@ devices = $tiny
 state_dir = $T/state
 CONF
 ra_start_daemon
-expect 1 "no such device: radaemon manages no disk named 'sdzz'" show sdzz
-expect 1 "no such device" set sdzz 64
-expect 1 "no such device" auto sdzz
-expect 1 "bad value: $tiny: the value must be a multiple of 4 from 4 to 8192 KiB, not 6" set "$tiny" 6
-expect 1 "bad value: 99999999999 KiB is far too large" set "$tiny" 99999999999
+ra_expect 1 "no such device: radaemon manages no disk named 'sdzz'" show sdzz
+ra_expect 1 "no such device" set sdzz 64
+ra_expect 1 "no such device" auto sdzz
+ra_expect 1 "bad value: $tiny: the value must be a multiple of 4 from 4 to 8192 KiB, not 6" set "$tiny" 6
+ra_expect 1 "bad value: 99999999999 KiB is far too large" set "$tiny" 99999999999
 ra_ok "no such device and bad values reported in one line"
 
 # status is the default verb; reload reloads; --json everywhere is JSON.
@@ -66,7 +56,7 @@ ra_ok "every verb's --json parses"
 
 # metrics: Prometheus' text format, which promtool accepts, counting the
 # values written (4 KiB at start, then 16, 32 and back to 4 above).
-expect 2 "metrics has no --json" --json metrics
+ra_expect 2 "metrics has no --json" --json metrics
 command -v promtool >/dev/null || ra_skip "promtool (package prometheus) is not installed"
 "$RACONTROL" metrics >"$T/metrics" || ra_fail "racontrol metrics failed"
 promtool check metrics <"$T/metrics" >"$T/promtool" 2>&1 || ra_fail "promtool check metrics: $(cat "$T/promtool")"
@@ -83,7 +73,7 @@ ra_config <<CONF
 devices = $tiny
 mode = never
 CONF
-expect 1 "The configuration is invalid" reload
+ra_expect 1 "The configuration is invalid" reload
 kill -0 "$DAEMON_PID" || ra_fail "the daemon died on a bad reload"
 ra_ok "a bad reload is refused"
 ra_stop_daemon
