@@ -155,8 +155,18 @@ class Validation:
             log(f"  {name}: one reader of {size // MiB} MiB: " +
                 ", ".join(f"{kb} KiB {t:.2f} s" for kb, t in one.items()))
             if validate:
-                self.check(name, "one sequential reader: slowest window / best", round(worst / best, 3),
-                           "<= 1.05 (seed 000: 1.004)", worst / best <= 1.05)
+                what = "one sequential reader: slowest window / best"
+                zero = self.results.get("zero")
+                if zero:
+                    # What the emulation itself adds at 128 KiB over 8 MiB (the
+                    # zero class, scaled to this size): not the disk's.
+                    extra = (zero["dd_128k_s"] - zero["dd_8m_s"]) * size / (zero["mib"] * MiB)
+                    fair = max([one[128] - extra] + [t for kb, t in one.items() if kb != 128])
+                    what += (f" ({max(one, key=one.get)} KiB; less the emulation's own {extra:.2f} s "
+                             f"more at 128 KiB: {fair / best:.3f})")
+                    r["emulation_extra_128k_s"] = extra
+                self.check(name, what, round(worst / best, 3), "<= 1.05 (seed 000: 1.004)",
+                           worst / best <= 1.05)
             seconds = 2 if self.quick else 8
             rand, _ = median(lambda: fio_iops(dev, "randread", seconds), self.runs)
             seq, _ = median(lambda: fio_iops(dev, "read", seconds, "1g"), self.runs)

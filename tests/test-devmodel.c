@@ -235,6 +235,24 @@ START_TEST(test_disk_write_invalidates) {
 }
 END_TEST
 
+START_TEST(test_next_command) {
+        /* Listed as they arrived at the server, last first. */
+        DmWaiting c = { .arrival_ns = 1000 * US, .offset = 0 };
+        DmWaiting b = { .arrival_ns = 30 * US, .offset = 1 * MiB, .next = &c };
+        DmWaiting a = { .arrival_ns = 10 * US, .offset = 2 * MiB, .next = &b };
+        DmWaiting solo = { .arrival_ns = 5 * US, .offset = 9 * MiB };
+
+        ck_assert_ptr_eq(dm_next_command(&solo, 100 * US), &solo);
+        /* Swapped on the way: the lower offset, 20 us later, goes first. */
+        ck_assert_ptr_eq(dm_next_command(&a, 100 * US), &b);
+        /* Outside the window, arrival order holds: c, lowest, came 1 ms later. */
+        ck_assert_ptr_ne(dm_next_command(&a, 100 * US), &c);
+        ck_assert_ptr_eq(dm_next_command(&a, 2000 * US), &c);
+        /* With no window, the earliest arrival. */
+        ck_assert_ptr_eq(dm_next_command(&a, 0), &a);
+}
+END_TEST
+
 START_TEST(test_flash_channels) {
         _cleanup_(dm_model_freep) DmModel *m = NULL;
         DmParams p;
@@ -267,6 +285,7 @@ int main(void) {
         tcase_add_test(cost, test_disk_eviction);
         tcase_add_test(cost, test_disk_write_invalidates);
         tcase_add_test(cost, test_flash_channels);
+        tcase_add_test(cost, test_next_command);
         suite_add_tcase(s, cost);
 
         return test_run(s);

@@ -16,6 +16,13 @@
  * entered the emulation, so at queue depth 1 it costs the modelled time, not
  * the modelled time plus the round trip. A command that waits for a busy
  * device gains nothing: the device's throughput stays the model's.
+ *
+ * FUSE's threads take requests in no set order, so two commands the block
+ * layer sent one after the other can reach the model swapped, and a disk
+ * would seek back for the first. A command that finds the device busy
+ * therefore waits, and when the device is free the earliest arrival goes
+ * first, or a lower offset that arrived within the round trip of it (the
+ * block layer sends a batch of readahead in ascending order).
  */
 #define FUSE_USE_VERSION 312
 #include "config.h"
@@ -26,6 +33,7 @@
 #include <inttypes.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +51,8 @@ typedef struct Server {
         DmParams params;
         DmModel *model;
         pthread_mutex_t lock;
+        pthread_cond_t changed; /* a command came or went: who is next may have changed */
+        DmWaiting *waiting;     /* commands waiting for the device, on their threads' stacks */
         int backing;
         uint64_t transit_ns;
 } Server;
@@ -65,14 +75,55 @@ static uint64_t now_ns(void) {
         return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
+static struct timespec timespec_of(uint64_t ns) {
+        return (struct timespec){ .tv_sec = (time_t) (ns / 1000000000u),
+                                  .tv_nsec = (long) (ns % 1000000000u) };
+}
+
 /* Sleeps until the device would be done: the server's own time is hidden
  * while it is below the modelled cost. */
 static void wait_until(uint64_t deadline) {
-        struct timespec ts = { .tv_sec = (time_t) (deadline / 1000000000u),
-                               .tv_nsec = (long) (deadline % 1000000000u) };
+        struct timespec ts = timespec_of(deadline);
 
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
                 ;
+}
+
+/* Waits until the device takes this command, and returns when the device
+ * completes it. */
+static uint64_t admit(uint64_t offset, uint64_t len, bool write) {
+        DmWaiting me = { .arrival_ns = arrival_ns(), .offset = offset };
+        uint64_t deadline;
+
+        pthread_mutex_lock(&server.lock);
+        me.next = server.waiting;
+        server.waiting = &me;
+        pthread_cond_broadcast(&server.changed);
+        for (;;) {
+                uint64_t free_at = dm_model_free_at(server.model);
+
+                /* Commands that came within one round trip of each other
+                 * may have been swapped on their way here. */
+                if (dm_next_command(server.waiting, server.transit_ns) == &me) {
+                        struct timespec ts = timespec_of(free_at);
+
+                        if (free_at <= now_ns())
+                                break;
+                        (void) pthread_cond_timedwait(&server.changed, &server.lock, &ts);
+                } else
+                        (void) pthread_cond_wait(&server.changed, &server.lock);
+        }
+        for (DmWaiting **w = &server.waiting; *w; w = &(*w)->next)
+                if (*w == &me) {
+                        *w = me.next;
+                        break;
+                }
+        /* Started when it arrived or when the device freed, whichever is later. */
+        deadline = write ? dm_model_write(server.model, me.arrival_ns, offset, len)
+                         : dm_model_read(server.model, me.arrival_ns, offset, len);
+        pthread_cond_broadcast(&server.changed);
+        pthread_mutex_unlock(&server.lock);
+        return deadline;
 }
 
 static int format_stats(char *buf, size_t size) {
@@ -162,9 +213,7 @@ static int dm_read(const char *path, char *buf, size_t size, off_t off, struct f
         if ((uint64_t) off + size > server.params.size)
                 size = (size_t) (server.params.size - (uint64_t) off);
 
-        pthread_mutex_lock(&server.lock);
-        deadline = dm_model_read(server.model, arrival_ns(), (uint64_t) off, size);
-        pthread_mutex_unlock(&server.lock);
+        deadline = admit((uint64_t) off, size, false);
 
         n = pread(server.backing, buf, size, off);
         if (n < 0)
@@ -184,9 +233,7 @@ static int dm_write(const char *path, const char *buf, size_t size, off_t off, s
         if (off < 0 || (uint64_t) off + size > server.params.size)
                 return -ENOSPC;
 
-        pthread_mutex_lock(&server.lock);
-        deadline = dm_model_write(server.model, arrival_ns(), (uint64_t) off, size);
-        pthread_mutex_unlock(&server.lock);
+        deadline = admit((uint64_t) off, size, true);
 
         n = pwrite(server.backing, buf, size, off);
         if (n < 0)
@@ -260,6 +307,17 @@ int main(int argc, char *argv[]) {
         if (dm_params_load(argv[1], &server.params, err, sizeof(err)) < 0) {
                 fprintf(stderr, "ra-devmodel: %s\n", err);
                 return 1;
+        }
+        {
+                pthread_condattr_t attr;
+
+                if (pthread_condattr_init(&attr) != 0 ||
+                    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0 ||
+                    pthread_cond_init(&server.changed, &attr) != 0) {
+                        fprintf(stderr, "ra-devmodel: cannot make a condition variable\n");
+                        return 1;
+                }
+                (void) pthread_condattr_destroy(&attr);
         }
         server.model = dm_model_new(&server.params);
         if (!server.model) {

@@ -197,6 +197,23 @@ static double disk_read(DmModel *m, uint64_t t, uint64_t offset, uint64_t len) {
         return cost;
 }
 
+const DmWaiting *dm_next_command(const DmWaiting *waiting, uint64_t window_ns) {
+        const DmWaiting *first = waiting, *best;
+
+        for (const DmWaiting *w = waiting; w; w = w->next)
+                if (w->arrival_ns < first->arrival_ns)
+                        first = w;
+        best = first;
+        for (const DmWaiting *w = waiting; w; w = w->next)
+                if (w->arrival_ns <= first->arrival_ns + window_ns && w->offset < best->offset)
+                        best = w;
+        return best;
+}
+
+uint64_t dm_model_free_at(const DmModel *m) {
+        return m->free_at[pick_slot(m)];
+}
+
 uint64_t dm_model_read(DmModel *m, uint64_t now_ns, uint64_t offset, uint64_t len) {
         unsigned slot = pick_slot(m);
         uint64_t start = now_ns > m->free_at[slot] ? now_ns : m->free_at[slot];

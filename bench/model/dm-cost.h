@@ -39,6 +39,20 @@ RA_DEFINE_CLEANUP(DmModel, dm_model_free);
 uint64_t dm_model_read(DmModel *m, uint64_t now_ns, uint64_t offset, uint64_t len);
 uint64_t dm_model_write(DmModel *m, uint64_t now_ns, uint64_t offset, uint64_t len);
 
+/* A command waiting for the device (a list: the server keeps them on its
+ * threads' stacks). */
+typedef struct DmWaiting {
+        uint64_t arrival_ns, offset;
+        struct DmWaiting *next;
+} DmWaiting;
+
+/* Which of the waiting commands the device takes next: the earliest arrival,
+ * or a lower offset that arrived within window_ns of it (commands sent one
+ * after the other in ascending order may arrive swapped). */
+const DmWaiting *dm_next_command(const DmWaiting *waiting, uint64_t window_ns);
+
+/* When the device can start its next command (the first free slot). */
+uint64_t dm_model_free_at(const DmModel *m);
 const DmStats *dm_model_stats(const DmModel *m);
 
 /* Seek time in ns for a jump of distance bytes (disk classes). */
