@@ -36,6 +36,7 @@ import subprocess
 import sys
 import time
 
+import model
 import modes as modes_
 from classes import CLASSES, Device
 from daemon import Daemon, warn_if_foreign_daemon
@@ -168,6 +169,7 @@ def measure(machine, fs, workload, runtime):
     group = fs.device.cgroup(MEM_LIMIT if workload in ("mmap-rand", "phase") else None)
     mnt = fs.mnt
     kb_at_open = read_kb(fs.name)
+    counted = model.stats(fs.name) if fs.device.cls.model else {}
     reader = machine.path("mmap_reader.py")
     with open(reader, "w") as f:
         f.write(MMAP_READER)
@@ -196,8 +198,13 @@ def measure(machine, fs, workload, runtime):
         score = 100 / s
     else:
         raise ValueError(workload)
-    return {"score": score, "seconds": round(s, 2), "kb_at_open": kb_at_open,
-            "kb_after": read_kb(fs.name)}
+    r = {"score": score, "seconds": round(s, 2), "kb_at_open": kb_at_open, "kb_after": read_kb(fs.name)}
+    if counted:
+        # What the model served this run: commands, seeks, cache hits, bytes.
+        after = model.stats(fs.name)
+        r["device"] = {k: after[k] - counted.get(k, 0) for k in
+                       ("reads", "read_bytes", "writes", "seeks", "skips", "cache_hits")}
+    return r
 
 
 def run_fixed(machine, fs, workload, kb, runtime):
