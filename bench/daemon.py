@@ -5,15 +5,11 @@ import socket
 import subprocess
 import time
 
-from machine import TRACEFS, log
+from machine import TRACEFS, log, tracefs_mounted
 
 
 class DaemonFailed(RuntimeError):
     pass
-
-
-def tracefs_mounted():
-    return os.path.exists(os.path.join(TRACEFS, "tracing_on"))
 
 
 def unit_environment():

@@ -191,12 +191,16 @@ class Cgroup:
 
 # --- tracefs -----------------------------------------------------------------
 
+def tracefs_mounted():
+    return os.path.exists(os.path.join(TRACEFS, "tracing_on"))
+
+
 def mount_tracefs():
     """Mounts tracefs where systemd mounts it at boot (sys-kernel-tracing.mount),
     so the daemon can follow requests as it would on a systemd machine.
     Returns True if we mounted it (and must unmount it), False if it was there
     or the kernel has none."""
-    if os.path.exists(os.path.join(TRACEFS, "tracing_on")):
+    if tracefs_mounted():
         return False
     p = subprocess.run(["mount", "-t", "tracefs", "tracefs", TRACEFS],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
