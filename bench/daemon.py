@@ -37,12 +37,14 @@ class Daemon:
     """
 
     def __init__(self, machine, builddir, names, tag="daemon", interval_ms=None, env=None,
-                 log_levels=False):
+                 log_levels=False, bdis=()):
         self.machine = machine
         self.binary = os.path.join(builddir, "daemon", "radaemon")
         if not os.access(self.binary, os.X_OK):
             raise DaemonFailed(f"no daemon at {self.binary}; build it first")
         self.names = list(names)
+        # Mount points of the bench's own whose bdis (btrfs, FUSE) it manages; none by default.
+        self.bdis = list(bdis)
         self.dir = machine.path(tag)
         os.makedirs(os.path.join(self.dir, "state"), exist_ok=True)
         self.config = os.path.join(self.dir, "radaemon.conf")
@@ -59,6 +61,7 @@ class Daemon:
         # Ten names a line: long lists continue on indented lines.
         rows = [" ".join(self.names[i:i + 10]) for i in range(0, len(self.names), 10)]
         lines = ["[daemon]", "devices = " + "\n    ".join(rows),
+                 "bdis = " + " ".join(self.bdis),
                  f"state_dir = {os.path.join(self.dir, 'state')}"]
         if self.interval_ms:
             lines.append(f"interval_ms = {self.interval_ms}")

@@ -42,8 +42,9 @@ int ra_config_new(RaConfig **ret) {
 
         c->devices = ra_strv_split("*");
         c->ignore = ra_strv_split("ram* zram*");
+        c->bdis = ra_strv_split("*");
         c->state_dir = strdup(DEFAULT_STATE_DIR);
-        if (!c->devices || !c->ignore || !c->state_dir)
+        if (!c->devices || !c->ignore || !c->bdis || !c->state_dir)
                 return -ENOMEM;
 
         c->mode = RA_MODE_AUTO;
@@ -65,6 +66,7 @@ RaConfig *ra_config_free(RaConfig *c) {
         free(c->sections);
         ra_strv_free(c->devices);
         ra_strv_free(c->ignore);
+        ra_strv_free(c->bdis);
         free(c->state_dir);
         free(c);
         return NULL;
@@ -107,6 +109,7 @@ static void add_error(Parser *p, const char *format, ...) {
 /* "[device:sd*]" has just been read: open a new section for its keys. */
 static void begin_section(Parser *p, const char *name) {
         const char *glob;
+        bool bdi = false;
         RaDeviceSection *grown;
         char *copy;
 
@@ -118,15 +121,25 @@ static void begin_section(Parser *p, const char *name) {
                 return;
         }
 
-        if (strncmp(name, "device:", 7) != 0) {
-                add_error(p, "unknown section [%s]; known are [daemon], [policy], [swap] and [device:GLOB]",
+        if (strncmp(name, "bdi:", 4) == 0) {
+                glob = name + 4;
+                bdi = true;
+                if (!*glob) {
+                        add_error(p, "[bdi:GLOB] needs a glob on a bdi's name, mount point or file system "
+                                     "type, such as [bdi:btrfs-*], [bdi:/srv/*] or [bdi:fuse.sshfs]");
+                        return;
+                }
+        } else if (strncmp(name, "device:", 7) == 0) {
+                glob = name + 7;
+                if (!*glob || strchr(glob, '/')) {
+                        add_error(p, "[device:GLOB] needs a glob on kernel names, such as [device:sd*]");
+                        return;
+                }
+        } else {
+                add_error(p,
+                          "unknown section [%s]; known are [daemon], [policy], [swap], [device:GLOB] and "
+                          "[bdi:GLOB]",
                           name);
-                return;
-        }
-
-        glob = name + 7;
-        if (!*glob || strchr(glob, '/')) {
-                add_error(p, "[device:GLOB] needs a glob on kernel names, such as [device:sd*]");
                 return;
         }
 
@@ -141,7 +154,7 @@ static void begin_section(Parser *p, const char *name) {
 
         p->config->sections = grown;
         p->section = &grown[p->config->n_sections++];
-        *p->section = (RaDeviceSection){ .glob = copy };
+        *p->section = (RaDeviceSection){ .glob = copy, .bdi = bdi };
         p->in_known_section = true;
 }
 
@@ -248,7 +261,8 @@ static void parse_globs(Parser *p, const char *name, const char *value, bool may
                 add_error(p, "%s needs at least one glob on kernel names", name);
                 return;
         }
-        for (size_t i = 0; l[i]; i++)
+        /* bdis= may name mount points; the others are on kernel names. */
+        for (size_t i = 0; strcmp(name, "bdis") != 0 && l[i]; i++)
                 if (strchr(l[i], '/')) {
                         add_error(p, "%s: '%s' is not a glob on kernel names", name, l[i]);
                         return;
@@ -274,6 +288,8 @@ static void parse_daemon_key(Parser *p, const char *name, const char *value) {
                 parse_globs(p, name, value, false, &c->devices);
         else if (strcmp(name, "ignore") == 0)
                 parse_globs(p, name, value, true, &c->ignore);
+        else if (strcmp(name, "bdis") == 0)
+                parse_globs(p, name, value, true, &c->bdis);
         else if (strcmp(name, "mode") == 0) {
                 if (strcmp(value, "auto") == 0)
                         c->mode = RA_MODE_AUTO;
@@ -338,13 +354,13 @@ static void parse_device_key(Parser *p, const char *name, const char *value) {
         else if (strcmp(name, "max_kb") == 0)
                 parse_kb(p, name, value, &s->max_kb);
         else {
-                add_error(p, "unknown key '%s' in [device:%s]", name, s->glob);
+                add_error(p, "unknown key '%s' in [%s:%s]", name, s->bdi ? "bdi" : "device", s->glob);
                 return;
         }
 
         if (s->min_kb > 0 && s->max_kb > 0 && s->min_kb > s->max_kb)
-                add_error(p, "min_kb %" PRIu32 " is larger than max_kb %" PRIu32 " in [device:%s]",
-                          s->min_kb, s->max_kb, s->glob);
+                add_error(p, "min_kb %" PRIu32 " is larger than max_kb %" PRIu32 " in [%s:%s]", s->min_kb,
+                          s->max_kb, s->bdi ? "bdi" : "device", s->glob);
 }
 
 static void parse_swap_key(Parser *p, const char *name, const char *value) {
@@ -375,8 +391,10 @@ static int handle_key(void *userdata, const char *section, const char *name, con
         if (!p->in_known_section)
                 return 1;
 
-        if (p->continuation && strcmp(name, "devices") != 0 && strcmp(name, "ignore") != 0) {
-                add_error(p, "only devices and ignore continue on an indented line; '%s' takes one value",
+        if (p->continuation && strcmp(name, "devices") != 0 && strcmp(name, "ignore") != 0 &&
+            strcmp(name, "bdis") != 0) {
+                add_error(p,
+                          "only devices, ignore and bdis continue on an indented line; '%s' takes one value",
                           name);
                 return 1;
         }
@@ -555,17 +573,36 @@ bool ra_config_manages(const RaConfig *c, const char *name) {
         return ra_glob_match_any(c->devices, name) && !ra_glob_match_any(c->ignore, name);
 }
 
-void ra_config_device_settings(const RaConfig *c, const char *name, RaSettings *ret) {
+static bool match_keys(char *const *globs, const char *const *keys) {
+        for (size_t i = 0; keys[i]; i++)
+                if (ra_glob_match_any(globs, keys[i]))
+                        return true;
+        return false;
+}
+
+bool ra_config_manages_bdi(const RaConfig *c, const char *const *keys) {
+        return match_keys(c->bdis, keys);
+}
+
+static void section_settings(const RaConfig *c, bool bdi, const char *const *keys, RaSettings *ret) {
         *ret = (RaSettings){ .bounds = c->bounds };
 
         for (size_t i = 0; i < c->n_sections; i++) {
                 const RaDeviceSection *s = &c->sections[i];
 
-                if (!ra_glob_match_any((char *[]){ s->glob, NULL }, name))
+                if (s->bdi != bdi || !match_keys((char *[]){ s->glob, NULL }, keys))
                         continue;
 
                 ra_bounds_override(&ret->bounds, s->min_kb, s->max_kb);
                 if (s->read_ahead_kb > 0)
                         ret->config_kb = s->read_ahead_kb;
         }
+}
+
+void ra_config_device_settings(const RaConfig *c, const char *name, RaSettings *ret) {
+        section_settings(c, false, (const char *[]){ name, NULL }, ret);
+}
+
+void ra_config_bdi_settings(const RaConfig *c, const char *const *keys, RaSettings *ret) {
+        section_settings(c, true, keys, ret);
 }

@@ -27,9 +27,10 @@ typedef enum RaExternal {
 
 const char *ra_external_to_string(RaExternal e);
 
-/* A [device:GLOB] section; 0 means the key was not given. */
+/* A [device:GLOB] or [bdi:GLOB] section; 0 means the key was not given. */
 typedef struct RaDeviceSection {
         char *glob;
+        bool bdi; /* [bdi:GLOB]: the glob is on a bdi's name, mount point or file system type */
         uint32_t read_ahead_kb;
         uint32_t min_kb;
         uint32_t max_kb;
@@ -38,6 +39,7 @@ typedef struct RaDeviceSection {
 typedef struct RaConfig {
         char **devices; /* globs on kernel names to manage */
         char **ignore;  /* globs never managed, even when in devices */
+        char **bdis;    /* globs on a bdi's name, mount point or file system type, to manage */
         RaMode mode;
         uint32_t interval_ms;
         char *state_dir;
@@ -86,3 +88,11 @@ bool ra_config_manages(const RaConfig *c, const char *name);
 
 /* Bounds and pin for one device: [policy], then every matching section in order. */
 void ra_config_device_settings(const RaConfig *c, const char *name, RaSettings *ret);
+
+/*
+ * The same for a bdi, which keys name: its name, mount point and file
+ * system type (NULL-terminated; a NULL key is skipped). A [bdi:GLOB] section
+ * and bdis= match when the glob matches any of them.
+ */
+bool ra_config_manages_bdi(const RaConfig *c, const char *const *keys);
+void ra_config_bdi_settings(const RaConfig *c, const char *const *keys, RaSettings *ret);

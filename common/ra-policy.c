@@ -62,7 +62,7 @@ static uint32_t round_to_pages(uint32_t kb) {
         return kb - kb % 4;
 }
 
-static uint32_t clamp_kb(uint32_t kb, RaBounds b) {
+uint32_t ra_policy_clamp_kb(uint32_t kb, RaBounds b) {
         if (kb < b.min_kb)
                 kb = b.min_kb;
         if (kb > b.max_kb)
@@ -109,7 +109,7 @@ void ra_policy_prior(const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret) {
 
         cap = ra_policy_size_cap_kb(a->size_bytes);
         wanted = base < cap ? base : cap;
-        ret->kb = clamp_kb(wanted, bounds);
+        ret->kb = ra_policy_clamp_kb(wanted, bounds);
 
         if (ret->kb != wanted)
                 ra_reason_format(ret->reason,
@@ -159,7 +159,8 @@ void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *r
                                  "Pinned to %" PRIu32 " KiB by read_ahead_kb in the configuration.",
                                  s->config_kb);
         } else if (s->learned_kb > 0) {
-                *ret = (RaDecision){ .kb = clamp_kb(s->learned_kb, bounds), .source = RA_SOURCE_LEARNED };
+                *ret = (RaDecision){ .kb = ra_policy_clamp_kb(s->learned_kb, bounds),
+                                     .source = RA_SOURCE_LEARNED };
                 if (ret->kb != s->learned_kb)
                         ra_reason_format(ret->reason,
                                          "Learned %" PRIu32
@@ -172,7 +173,9 @@ void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *r
                         ra_reason_format(ret->reason,
                                          "Learned %" PRIu32 " KiB from this device's reads before.",
                                          s->learned_kb);
-        } else
+        } else if (s->prior)
+                *ret = *s->prior;
+        else
                 ra_policy_prior(a, bounds, ret);
 
         /*

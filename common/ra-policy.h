@@ -37,12 +37,13 @@ void ra_bounds_override(RaBounds *b, uint32_t min_kb, uint32_t max_kb);
 
 /* What the configuration, the administrator and learning say about one device. */
 typedef struct RaSettings {
-        RaBounds bounds;            /* [policy], replaced where matching [device:…] sections say */
-        uint32_t pinned_kb;         /* set over D-Bus; 0 when not pinned */
-        uint32_t config_kb;         /* read_ahead_kb from the configuration; 0 when unset */
-        uint32_t learned_kb;        /* from what the device did (ra-adapt); 0 when nothing learned */
-        const char *learned_reason; /* one sentence, with learned_kb */
-        bool external;              /* someone else set read_ahead_kb, and radaemon yields to it */
+        RaBounds bounds;                /* [policy], replaced where matching [device:…] sections say */
+        uint32_t pinned_kb;             /* set over D-Bus; 0 when not pinned */
+        uint32_t config_kb;             /* read_ahead_kb from the configuration; 0 when unset */
+        uint32_t learned_kb;            /* from what the device did (ra-adapt); 0 when nothing learned */
+        const char *learned_reason;     /* one sentence, with learned_kb */
+        bool external;                  /* someone else set read_ahead_kb, and radaemon yields to it */
+        const struct RaDecision *prior; /* a bdi's, from what lies beneath (ra_bdi_prior); NULL for disks */
 } RaSettings;
 
 #define RA_REASON_MAX 256
@@ -63,6 +64,9 @@ typedef struct RaDecision {
  * share of it.
  */
 uint32_t ra_policy_size_cap_kb(uint64_t size_bytes);
+
+/* kb within the bounds, in whole 4 KiB pages, never below RA_KB_MIN. */
+uint32_t ra_policy_clamp_kb(uint32_t kb, RaBounds b);
 
 /* The first value for a device, from its size, rotation, transport and limits. */
 void ra_policy_prior(const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret);

@@ -11,3 +11,10 @@ void ra_settings_for_device(const RaConfig *c, const RaState *s, const char *nam
         ret->pinned_kb = s && identity ? ra_state_pin(s, identity) : 0;
         ret->learned_kb = s && identity ? ra_state_learned(s, identity) : 0;
 }
+
+void ra_settings_for_bdi(const RaConfig *c, const RaState *s, const char *const *keys, const char *identity,
+                         RaSettings *ret) {
+        ra_config_bdi_settings(c, keys, ret);
+        ret->pinned_kb = s && identity ? ra_state_pin(s, identity) : 0;
+        ret->learned_kb = s && identity ? ra_state_learned(s, identity) : 0;
+}

@@ -14,3 +14,7 @@
  */
 void ra_settings_for_device(const RaConfig *c, const RaState *s, const char *name, const char *identity,
                             RaSettings *ret);
+
+/* The same for a bdi, whose [bdi:GLOB] sections match any of keys (see ra_config_bdi_settings()). */
+void ra_settings_for_bdi(const RaConfig *c, const RaState *s, const char *const *keys, const char *identity,
+                         RaSettings *ret);

@@ -329,6 +329,23 @@ static int property_get_source(sd_bus *bus, const char *path, const char *interf
         return sd_bus_message_append(reply, "s", ra_source_to_string(*(RaSource *) userdata));
 }
 
+static int property_get_kind(sd_bus *bus, const char *path, const char *interface, const char *property,
+                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", ra_kind_to_string(*(RaKind *) userdata));
+}
+
+/* Strings a disk does not have (a bdi's mount point) are empty, as the XML says. */
+static int property_get_string_or_empty(sd_bus *bus, const char *path, const char *interface,
+                                        const char *property, sd_bus_message *reply, void *userdata,
+                                        sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", *(char **) userdata ?: "");
+}
+
+static int property_get_strv(sd_bus *bus, const char *path, const char *interface, const char *property,
+                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append_strv(reply, *(char ***) userdata);
+}
+
 #define DISK_PROPERTY(name, sig, getter, field, flags)                                                      \
         SD_BUS_PROPERTY(name, sig, getter, offsetof(RaDisk, field), flags)
 #define CHANGES SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
@@ -336,7 +353,13 @@ static int property_get_source(sd_bus *bus, const char *path, const char *interf
 static const sd_bus_vtable device_vtable[] = {
         SD_BUS_VTABLE_START(0),
         DISK_PROPERTY("Name", "s", NULL, name, SD_BUS_VTABLE_PROPERTY_CONST),
-        DISK_PROPERTY("Node", "s", NULL, devnode, CHANGES),
+        DISK_PROPERTY("Kind", "s", property_get_kind, kind, SD_BUS_VTABLE_PROPERTY_CONST),
+        DISK_PROPERTY("MountPoint", "s", property_get_string_or_empty, bdi.mountpoint,
+                      SD_BUS_VTABLE_PROPERTY_CONST),
+        DISK_PROPERTY("FileSystem", "s", property_get_string_or_empty, bdi.fs_type,
+                      SD_BUS_VTABLE_PROPERTY_CONST),
+        DISK_PROPERTY("Beneath", "as", property_get_strv, beneath_names, SD_BUS_VTABLE_PROPERTY_CONST),
+        DISK_PROPERTY("Node", "s", property_get_string_or_empty, devnode, CHANGES),
         DISK_PROPERTY("Identity", "s", NULL, identity, CHANGES),
         DISK_PROPERTY("SizeBytes", "t", NULL, attrs.size_bytes, CHANGES),
         DISK_PROPERTY("Rotational", "b", property_get_bool, attrs.rotational, CHANGES),

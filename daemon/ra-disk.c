@@ -2,17 +2,29 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <systemd/sd-bus.h>
 
+#include "ra-apply.h"
 #include "ra-dbus.h"
 #include "ra-disk.h"
 #include "ra-log.h"
 #include "ra-probe.h"
 #include "ra-util.h"
 
-int ra_disk_new(struct Manager *m, const char *name, RaDisk **ret) {
+static const char *const kind_names[_RA_KIND_MAX] = {
+        [RA_KIND_DISK] = "disk",
+        [RA_KIND_BDI] = "bdi",
+};
+
+const char *ra_kind_to_string(RaKind k) {
+        return k >= 0 && k < _RA_KIND_MAX ? kind_names[k] : NULL;
+}
+
+int ra_disk_new(struct Manager *m, RaKind kind, const char *name, RaDisk **ret) {
         _cleanup_(ra_disk_freep) RaDisk *d = NULL;
         int r;
 
@@ -21,6 +33,8 @@ int ra_disk_new(struct Manager *m, const char *name, RaDisk **ret) {
                 return -ENOMEM;
 
         d->manager = m;
+        d->kind = kind;
+        d->knob_attr = kind == RA_KIND_BDI ? RA_APPLY_BDI_ATTR : RA_APPLY_DISK_ATTR;
         d->workload = "idle";
         d->evidence = "none";
         d->pcache.page_kb = ra_page_kb();
@@ -41,6 +55,9 @@ RaDisk *ra_disk_free(RaDisk *d) {
                 return NULL;
 
         ra_device_attrs_clear(&d->attrs);
+        ra_bdi_clear(&d->bdi);
+        ra_strv_free(d->beneath_names);
+        free(d->beneath_kb);
         free(d->name);
         free(d->object_path);
         free(d->syspath);
@@ -158,4 +175,120 @@ void ra_disk_snapshot_clear(RaDiskSnapshot *s) {
         free(s->identity);
         free(s->transport);
         *s = (RaDiskSnapshot){};
+}
+
+/* --- bdis ------------------------------------------------------------------ */
+
+/* A device a bdi reads from, as radaemon reads disks: a partition stands for its disk. */
+static int read_beneath(struct udev *udev, dev_t dev, RaDeviceAttrs *ret) {
+        struct udev_device *u = udev_device_new_from_devnum(udev, 'b', dev), *disk = u;
+        _cleanup_close_ int sysfd = -1;
+        const char *bad_attr = NULL, *bad_property = NULL, *syspath;
+        int r;
+
+        if (!u)
+                return -ENODEV;
+        if (ra_streq(udev_device_get_devtype(u), "partition"))
+                disk = udev_device_get_parent_with_subsystem_devtype(u, "block", "disk");
+        syspath = disk ? udev_device_get_syspath(disk) : NULL;
+        sysfd = syspath ? open(syspath, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (sysfd < 0) {
+                udev_device_unref(u);
+                return -ENODEV;
+        }
+        r = ra_device_read(ret, udev_device_get_sysname(disk), sysfd, syspath, get_udev_property, disk,
+                           &bad_attr, &bad_property);
+        udev_device_unref(u);
+        return r == -EINVAL ? 0 : r;
+}
+
+static int read_beneath_all(RaDisk *d, struct udev *udev) {
+        const RaBounds any = { .min_kb = RA_KB_MIN, .max_kb = RA_KB_LIMIT };
+        uint32_t *kb = calloc(d->bdi.n_beneath + 1, sizeof(uint32_t));
+        char **names = NULL;
+        int r = 0;
+
+        if (!kb)
+                return -ENOMEM;
+        for (size_t i = 0; i < d->bdi.n_beneath && r >= 0; i++) {
+                _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
+                RaDecision prior;
+
+                if (read_beneath(udev, d->bdi.beneath[i], &a) < 0)
+                        continue; /* going away; its file system with it */
+                ra_policy_prior(&a, any, &prior);
+                kb[i] = prior.kb;
+                d->attrs.size_bytes += a.size_bytes;
+                d->attrs.rotational = d->attrs.rotational || a.rotational;
+                d->attrs.removable = d->attrs.removable || a.removable;
+                if (a.max_sectors_kb > 0 &&
+                    (d->attrs.max_sectors_kb == 0 || a.max_sectors_kb < d->attrs.max_sectors_kb))
+                        d->attrs.max_sectors_kb = a.max_sectors_kb;
+                r = ra_strv_push(&names, a.name);
+        }
+        if (r < 0) {
+                free(kb);
+                ra_strv_free(names);
+                return r;
+        }
+        free(d->beneath_kb);
+        d->beneath_kb = kb;
+        ra_strv_free(d->beneath_names);
+        d->beneath_names = names;
+        return 0;
+}
+
+int ra_disk_update_bdi(RaDisk *d, struct udev *udev, RaBdi *b) {
+        struct udev_device *u;
+        _cleanup_close_ int sysfd = -1;
+        const char *bad = NULL;
+        uint32_t kb;
+        int r, props = 0;
+
+        ra_bdi_clear(&d->bdi);
+        d->bdi = *b;
+        *b = (RaBdi){};
+        d->devnum = d->bdi.s_dev; /* the page-cache events' name for it */
+
+        free(d->syspath);
+        if (asprintf(&d->syspath, "/sys/class/bdi/%s", d->name) < 0) {
+                d->syspath = NULL;
+                return -ENOMEM;
+        }
+        sysfd = ra_disk_open_sysfs(d);
+        if (sysfd < 0)
+                return sysfd;
+        r = ra_apply_read_current(sysfd, d->knob_attr, &kb);
+        if (r < 0)
+                return r;
+
+        ra_device_attrs_clear(&d->attrs);
+        d->attrs.name = strdup(d->name);
+        if (!d->attrs.name)
+                return -ENOMEM;
+        d->attrs.read_ahead_kb = kb;
+        d->attrs.transport = ra_bdi_kind_to_string(d->bdi.kind);
+
+        r = read_beneath_all(d, udev);
+        if (r < 0)
+                return r;
+        /* A network or FUSE file system's size is not a reason to cap its window. */
+        if (d->attrs.size_bytes == 0)
+                d->attrs.size_bytes = UINT64_MAX;
+
+        /* An administrator's rule may pin or bound a bdi as it does a disk. */
+        u = udev_device_new_from_subsystem_sysname(udev, "bdi", d->name);
+        if (u) {
+                props = ra_device_attrs_read_properties(&d->attrs, get_udev_property, u, &bad);
+                udev_device_unref(u);
+                if (props == -ENOMEM)
+                        return props;
+        }
+
+        free(d->identity);
+        d->identity = NULL;
+        r = ra_bdi_identity(&d->bdi, &d->identity);
+        if (r < 0)
+                return r;
+        return props;
 }

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "ra-adapt.h"
+#include "ra-bdi.h"
 #include "ra-device.h"
 #include "ra-pcache.h"
 #include "ra-policy.h"
@@ -14,11 +15,29 @@
 
 struct Manager;
 
-/* One disk radaemon manages: what it is, what we want for it, and why. */
+/*
+ * What a managed object is: a block disk (its queue/read_ahead_kb), or a
+ * backing device of a file system's own (btrfs, FUSE, NFS: see ra-bdi.h).
+ */
+typedef enum RaKind {
+        RA_KIND_DISK,
+        RA_KIND_BDI,
+        _RA_KIND_MAX,
+} RaKind;
+
+const char *ra_kind_to_string(RaKind k);
+
+/*
+ * One disk or bdi radaemon manages: what it is, what we want for it, and
+ * why. Both are kept, decided, learned and published alike; a bdi's
+ * attributes are those of what lies beneath it.
+ */
 typedef struct RaDisk {
         struct Manager *manager;
-        char *name;        /* kernel name; the key of the registry */
-        char *object_path; /* on D-Bus */
+        RaKind kind;
+        const char *knob_attr; /* below syspath: RA_APPLY_DISK_ATTR or RA_APPLY_BDI_ATTR */
+        char *name;            /* kernel name, or the bdi's; the key of the registry */
+        char *object_path;     /* on D-Bus */
         char *syspath;
         char *devnode;
         char *identity;
@@ -48,12 +67,21 @@ typedef struct RaDisk {
         uint64_t reassert_since; /* CLOCK_MONOTONIC usec */
         int write_error;         /* errno of the last failed write; 0 after a good one */
 
+        /* RA_KIND_BDI: what it is, its prior, and the value its file system was given. */
+        RaBdi bdi;
+        char **beneath_names; /* the disks it reads from, for D-Bus */
+        uint32_t *beneath_kb; /* their priors, one per bdi.beneath */
+        RaDecision bdi_prior;
+        uint32_t server_kb;
+        /* RA_KIND_DISK: a managed bdi reads through this disk, so its block requests are a file system's. */
+        bool beneath_bdi;
+
         bool announced; /* the decision has been logged at info level */
         bool published; /* D-Bus clients have been told the disk exists */
         bool seen;      /* found by the enumeration under way */
 } RaDisk;
 
-int ra_disk_new(struct Manager *m, const char *name, RaDisk **ret);
+int ra_disk_new(struct Manager *m, RaKind kind, const char *name, RaDisk **ret);
 RaDisk *ra_disk_free(RaDisk *d);
 RA_DEFINE_CLEANUP(RaDisk, ra_disk_free)
 
@@ -63,6 +91,12 @@ RA_DEFINE_CLEANUP(RaDisk, ra_disk_free)
  * *ret_bad_property names the bad one.
  */
 int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_property);
+
+/*
+ * Takes b (a bdi ra_bdis_scan() found; b is cleared) and reads what lies
+ * beneath it through udev, as disks are read. -ENODEV when the bdi is gone.
+ */
+int ra_disk_update_bdi(RaDisk *d, struct udev *udev, RaBdi *b);
 
 /* Opens the disk's sysfs directory for the applier; -ENODEV when it is gone. */
 int ra_disk_open_sysfs(const RaDisk *d);

@@ -7,6 +7,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "ra-apply.h"
+#include "ra-bdiwatch.h"
 #include "ra-bus.h"
 #include "ra-log.h"
 #include "ra-manager.h"
@@ -141,6 +142,7 @@ Manager *ra_manager_free(Manager *m) {
         free(m->disks);
 
         ra_sampler_stop(m);
+        ra_bdiwatch_stop(m);
         ra_sbmap_clear(&m->sbmap);
         free(m->learning_off);
         ra_swapwatch_free(m);
@@ -169,12 +171,12 @@ RaDisk *ra_manager_find_disk(Manager *m, const char *name) {
         return NULL;
 }
 
-int ra_manager_add_disk(Manager *m, const char *name, RaDisk **ret) {
+int ra_manager_add_disk(Manager *m, RaKind kind, const char *name, RaDisk **ret) {
         _cleanup_(ra_disk_freep) RaDisk *d = NULL;
         RaDisk **grown;
         int r;
 
-        r = ra_disk_new(m, name, &d);
+        r = ra_disk_new(m, kind, name, &d);
         if (r < 0)
                 return r;
 
@@ -257,7 +259,7 @@ static void write_decision(Manager *m, RaDisk *d, const char *event) {
         int r;
 
         sysfd = ra_disk_open_sysfs(d);
-        r = sysfd < 0 ? sysfd : ra_apply_read_ahead(sysfd, want->kb, &now);
+        r = sysfd < 0 ? sysfd : ra_apply_read_ahead(sysfd, d->knob_attr, want->kb, &now);
         d->attrs.read_ahead_kb = now;
 
         if (r == -ENODEV) {
@@ -294,7 +296,15 @@ void ra_manager_tune_disk(Manager *m, RaDisk *d, const char *event) {
         RaDecision previous = d->decision;
         bool news;
 
-        ra_settings_for_device(m->config, m->state, d->name, d->identity, &d->settings);
+        if (d->kind == RA_KIND_BDI) {
+                const char *keys[] = { d->name, d->bdi.mountpoint, d->bdi.fs_type, NULL };
+
+                ra_settings_for_bdi(m->config, m->state, keys, d->identity, &d->settings);
+                ra_bdi_prior(&d->bdi, d->beneath_kb, d->server_kb, ra_policy_bounds(&d->attrs, &d->settings),
+                             &d->bdi_prior);
+                d->settings.prior = &d->bdi_prior;
+        } else
+                ra_settings_for_device(m->config, m->state, d->name, d->identity, &d->settings);
         /* What this run has learned, and whether it yields, are newer than the store. */
         d->settings.learned_kb = d->model.learned_kb;
         d->settings.learned_reason = d->model.reason;
@@ -395,6 +405,9 @@ int ra_manager_start(Manager *m) {
         r = ra_udev_enumerate(m, "coldplug");
         if (r < 0)
                 return r;
+
+        /* After the disks: a bdi's prior comes from the disks beneath it. */
+        (void) ra_bdiwatch_start(m);
 
         r = ra_swapwatch_start(m);
         if (r < 0)
@@ -608,7 +621,7 @@ unsigned ra_manager_restore(Manager *m, bool stay, const char *why) {
                         continue;
 
                 sysfd = ra_disk_open_sysfs(d);
-                r = sysfd < 0 ? sysfd : ra_apply_read_ahead(sysfd, e->original_kb, &now);
+                r = sysfd < 0 ? sysfd : ra_apply_read_ahead(sysfd, d->knob_attr, e->original_kb, &now);
                 if (r < 0 && r != -ENODEV)
                         log_warning_errno(r, "%s: cannot put back the original %" PRIu32 " KiB: %m", d->name,
                                           e->original_kb);

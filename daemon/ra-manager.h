@@ -73,7 +73,7 @@ static inline bool ra_manager_observing(const Manager *m) {
 /* --- the registry ---------------------------------------------------------- */
 
 RaDisk *ra_manager_find_disk(Manager *m, const char *name);
-int ra_manager_add_disk(Manager *m, const char *name, RaDisk **ret);
+int ra_manager_add_disk(Manager *m, RaKind kind, const char *name, RaDisk **ret);
 /* Drops a disk, from the bus too if clients saw it, saying why at level. */
 void ra_manager_forget_disk(Manager *m, RaDisk *d, int level, const char *why);
 

@@ -30,6 +30,50 @@ static int read_counters(int sysfd, RaDiskStat *ret) {
         return ra_stats_parse(buf, ret);
 }
 
+/*
+ * A bdi has no counters: its reads are those of the devices beneath it (all
+ * zero for FUSE and NFS, whose rates come from the page cache instead). A
+ * device that cannot be read now only leaves its share out.
+ */
+static void read_bdi_counters(const RaDisk *d, RaDiskStat *ret) {
+        *ret = (RaDiskStat){};
+        for (size_t i = 0; i < d->bdi.n_beneath; i++) {
+                char path[64];
+                _cleanup_close_ int fd = -1;
+                RaDiskStat s;
+
+                (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(d->bdi.beneath[i]),
+                                minor(d->bdi.beneath[i]));
+                fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0 || read_counters(fd, &s) < 0)
+                        continue;
+                ret->read_ios += s.read_ios;
+                ret->read_merges += s.read_merges;
+                ret->read_sectors += s.read_sectors;
+                ret->read_ticks_ms += s.read_ticks_ms;
+                ret->write_ios += s.write_ios;
+                ret->write_merges += s.write_merges;
+                ret->write_sectors += s.write_sectors;
+                ret->write_ticks_ms += s.write_ticks_ms;
+                ret->in_flight += s.in_flight;
+                ret->time_in_queue_ms += s.time_in_queue_ms;
+                /* Busy time is a share of the interval: the busiest device's. */
+                if (s.io_ticks_ms > ret->io_ticks_ms)
+                        ret->io_ticks_ms = s.io_ticks_ms;
+        }
+}
+
+/* FUSE and NFS: what the page cache was filled with is what the file system was asked to read. */
+static void rates_from_pcache(const RaPcacheSummary *p, RaRates *r) {
+        uint64_t reads = p->seq_reads + p->random_reads, bytes = p->seq_bytes + p->random_bytes;
+
+        if (r->seconds <= 0)
+                return;
+        r->read_iops = (double) reads / r->seconds;
+        r->read_bytes_per_sec = (double) bytes / r->seconds;
+        r->avg_read_request_bytes = reads > 0 ? (double) bytes / (double) reads : 0;
+}
+
 static uint64_t read_diskseq(int sysfd) {
         char buf[32];
         uint64_t v;
@@ -69,6 +113,8 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
                 ra_stats_rates(&delta, (double) (now - d->stat_usec) / 1e6, &ret->rates);
         ra_trace_account_take(&d->trace, &ret->trace);
         ra_pcache_account_take(&d->pcache, &ret->pcache);
+        if (!baseline && d->kind == RA_KIND_BDI && d->bdi.n_beneath == 0)
+                rates_from_pcache(&ret->pcache, &ret->rates);
         d->stat = *stat;
         d->stat_usec = now;
         return !baseline;
@@ -86,7 +132,14 @@ static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
                 .max_sectors_kb = d->attrs.max_sectors_kb,
         };
 
-        if (d->attrs.size_bytes > 0 && !ra_manager_observing(m) &&
+        /*
+         * The block requests of a disk beneath a bdi are its file system's, read
+         * with the bdi's window: they say nothing about the disk's own. Only raw
+         * reads of it (page-cache evidence on its own inode) teach it anything.
+         */
+        bool own = !d->beneath_bdi || o->pcache.seq_bytes + o->pcache.random_bytes > 0;
+
+        if (own && d->attrs.size_bytes > 0 && !ra_manager_observing(m) &&
             IN_SET(d->decision.source, RA_SOURCE_PRIOR, RA_SOURCE_LEARNED))
                 return ra_adapt_update(&d->model, o, &limits);
 
@@ -147,7 +200,7 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
 
         /* Gone: udev's remove event follows. */
         sysfd = ra_disk_open_sysfs(d);
-        r = sysfd < 0 ? sysfd : ra_apply_read_current(sysfd, &kb);
+        r = sysfd < 0 ? sysfd : ra_apply_read_current(sysfd, d->knob_attr, &kb);
         if (r < 0) {
                 log_debug_errno(r, "%s: cannot read read_ahead_kb, skipping: %m", d->name);
                 return;
@@ -166,7 +219,10 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
                 return;
         }
 
-        r = read_counters(sysfd, &stat);
+        if (d->kind == RA_KIND_BDI)
+                read_bdi_counters(d, &stat), r = 0;
+        else
+                r = read_counters(sysfd, &stat);
         if (r < 0) {
                 log_debug_errno(r, "%s: cannot read the statistics, skipping: %m", d->name);
                 return;
@@ -218,10 +274,22 @@ static void on_pcache_event(void *userdata, const RaPcacheEvent *e) {
 }
 
 /* Which superblocks the managed disks' files live on: at start, and when disks or mounts change. */
-static void update_superblocks(Manager *m, const dev_t *devices) {
+static void update_superblocks(Manager *m) {
+        _cleanup_free_ dev_t *disks = calloc(m->n_disks + 1, sizeof(dev_t));
+        size_t n = 0;
         int r;
 
-        r = ra_mounts_build("/proc/self/mountinfo", "/sys", devices, m->n_disks, &m->sbmap);
+        if (!disks)
+                return (void) log_oom();
+        for (size_t i = 0; i < m->n_disks; i++)
+                if (m->disks[i]->kind == RA_KIND_DISK)
+                        disks[n++] = m->disks[i]->devnum;
+
+        r = ra_mounts_build("/proc/self/mountinfo", "/sys", disks, n, &m->sbmap);
+        /* A bdi's files: its superblock's, whose dev is the bdi's devnum here. */
+        for (size_t i = 0; i < m->n_disks && r >= 0; i++)
+                if (m->disks[i]->kind == RA_KIND_BDI)
+                        r = ra_sbmap_add(&m->sbmap, ra_kdev(m->disks[i]->devnum), 0, m->disks[i]->devnum);
         if (r < 0) {
                 log_warning_errno(r, "Cannot map file systems to disks, ignoring: %m");
                 return;
@@ -244,8 +312,8 @@ static void drain_tracer(Manager *m) {
                 r = devices ? ra_tracer_set_devices(m->tracer, devices, m->n_disks) : -ENOMEM;
                 if (r < 0)
                         log_warning_errno(r, "Cannot set the tracer's device filter, ignoring: %m");
-                if (devices && ra_tracer_evidence(m->tracer) >= RA_EVIDENCE_FILEMAP)
-                        update_superblocks(m, devices);
+                if (ra_tracer_evidence(m->tracer) >= RA_EVIDENCE_FILEMAP)
+                        update_superblocks(m);
                 m->tracer_dirty = false;
         }
 
@@ -292,36 +360,6 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* Mounts come and go: the map of superblocks follows at the next interval. */
-static int on_mountinfo(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Manager *m = userdata;
-
-        m->tracer_dirty = true;
-        return 0;
-}
-
-static void watch_mountinfo(Manager *m) {
-        int fd, r;
-
-        if (m->mountinfo_source)
-                return;
-        fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-                log_warning_errno(errno,
-                                  "Cannot open /proc/self/mountinfo, mounts made later are not seen: %m");
-                return;
-        }
-        r = sd_event_add_io(m->event, &m->mountinfo_source, fd, EPOLLPRI, on_mountinfo, m);
-        if (r >= 0)
-                r = sd_event_source_set_io_fd_own(m->mountinfo_source, true);
-        if (r < 0) {
-                log_warning_errno(r,
-                                  "Cannot watch /proc/self/mountinfo, mounts made later are not seen: %m");
-                m->mountinfo_source = sd_event_source_disable_unref(m->mountinfo_source);
-                (void) ra_close(fd);
-        }
-}
-
 static void set_learning_off(Manager *m, const char *why) {
         if (ra_streq(why, m->learning_off))
                 return;
@@ -365,8 +403,6 @@ void ra_sampler_open_tracer(Manager *m) {
                  : e == RA_EVIDENCE_FILEMAP ? "page-cache fills per file and block requests"
                                             : "block requests (this kernel has no page-cache events)",
                  ra_tracer_path(m->tracer));
-        if (e >= RA_EVIDENCE_FILEMAP)
-                watch_mountinfo(m);
         m->tracer_dirty = true;
         set_learning_off(m, NULL);
         ra_bus_manager_changed(m, "Evidence");
@@ -390,7 +426,6 @@ int ra_sampler_start(Manager *m) {
 
 void ra_sampler_stop(Manager *m) {
         m->sampler = sd_event_source_disable_unref(m->sampler);
-        m->mountinfo_source = sd_event_source_disable_unref(m->mountinfo_source);
         m->tracer = ra_tracer_close(m->tracer);
 }
 

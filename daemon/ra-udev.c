@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "ra-bdiwatch.h"
 #include "ra-bus.h"
 #include "ra-log.h"
 #include "ra-manager.h"
@@ -98,7 +99,7 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
 
         known = d != NULL;
         if (!d) {
-                r = ra_manager_add_disk(m, name, &d);
+                r = ra_manager_add_disk(m, RA_KIND_DISK, name, &d);
                 if (r < 0) {
                         log_error_errno(r, "%s: cannot track the disk: %m", name);
                         return;
@@ -232,7 +233,8 @@ int ra_udev_enumerate(Manager *m, const char *event) {
         }
 
         for (size_t i = 0; i < m->n_disks; i++)
-                m->disks[i]->seen = false;
+                if (m->disks[i]->kind == RA_KIND_DISK)
+                        m->disks[i]->seen = false;
 
         udev_list_entry_foreach (item, udev_enumerate_get_list_entry(e)) {
                 struct udev_device *dev;
@@ -248,7 +250,7 @@ int ra_udev_enumerate(Manager *m, const char *event) {
         items = batch.items;
 
         for (size_t i = m->n_disks; i > 0; i--)
-                if (!m->disks[i - 1]->seen)
+                if (m->disks[i - 1]->kind == RA_KIND_DISK && !m->disks[i - 1]->seen)
                         ra_manager_forget_disk(m, m->disks[i - 1], LOG_INFO,
                                                "gone while no events arrived.");
 
@@ -256,10 +258,25 @@ int ra_udev_enumerate(Manager *m, const char *event) {
         return 0;
 }
 
+/*
+ * A bdi's "add" comes before its mount is in mountinfo, and its "remove"
+ * after the mount is gone: both are settled by a scan of the mounts. A
+ * "change" of one radaemon holds is an administrator's new udev properties:
+ * it is read again from the start.
+ */
+static void bdi_event(Manager *m, struct udev_device *dev, const char *action, bool *scan) {
+        RaDisk *d = ra_manager_find_disk(m, udev_device_get_sysname(dev) ?: "");
+
+        if (d && d->kind == RA_KIND_BDI && ra_streq(action, "change"))
+                ra_manager_forget_disk(m, d, LOG_INFO, "changed by udev; reading it again.");
+        *scan = true;
+}
+
 static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         _cleanup_free_ Prepared *items = NULL;
         Manager *m = userdata;
         Batch batch = {};
+        bool bdis = false;
         int error;
 
         /* Everything that is there now, as one batch: a storm of hotplugs costs one save. */
@@ -274,12 +291,17 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
 
                 action = udev_device_get_action(dev) ?: "change";
                 log_debug("%s: %s event.", udev_device_get_sysname(dev), action);
-                batch_add(m, &batch, dev, action);
+                if (ra_streq(udev_device_get_subsystem(dev), "bdi"))
+                        bdi_event(m, dev, action, &bdis);
+                else
+                        batch_add(m, &batch, dev, action);
                 udev_device_unref(dev);
         }
         error = errno;
         batch_finish(m, &batch);
         items = batch.items;
+        if (bdis)
+                ra_bdiwatch_scan(m, "udev");
         schedule_trim(m);
 
         /* The socket overflowed: events are lost, so look at everything again. */
@@ -314,6 +336,8 @@ int ra_udev_watch(Manager *m) {
                 return log_error_errno(errno ?: ENOMEM, "Cannot create the udev monitor: %m");
 
         r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, "block", "disk");
+        if (r >= 0)
+                r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, "bdi", NULL);
         if (r < 0)
                 return log_error_errno(r, "Cannot filter udev events: %m");
 

@@ -169,7 +169,8 @@ ra_set_rotational() {
 }
 
 # ra_config: writes $T/radaemon.conf from stdin. The [daemon] devices= line
-# must name only loop devices this test made, so nothing else is touched.
+# must name only loop devices this test made, and bdis= only mount points
+# below $T (none when the test says nothing), so nothing else is touched.
 # vm.page-cluster is the whole machine's: unless the test has a [swap]
 # section of its own, its daemon leaves it alone (manage = no, appended).
 ra_config() {
@@ -180,6 +181,15 @@ ra_config() {
 	for word in ${line#*=}; do
 		[[ $word =~ ^loop[0-9]+$ ]] || ra_fail "test config allows '$word', not a single loop device"
 	done
+	# bdis (btrfs, FUSE, NFS mounts) are managed only where the test says:
+	# mount points of its own, below $T.
+	if line=$(grep -E '^bdis *=' "$T/radaemon.conf"); then
+		for word in ${line#*=}; do
+			[[ $word == "$T"/* ]] || ra_fail "test config allows bdi '$word', not a mount point below $T"
+		done
+	else
+		sed -i '/^devices *=/a bdis =' "$T/radaemon.conf"
+	fi
 }
 
 # ra_start_bus: a private system bus whose policy is the project's own file,

@@ -60,7 +60,7 @@ undo() {
 }
 RA_HOOKS+=(undo)
 mkdir -p "${dropin%/*}"
-printf '[daemon]\ndevices = loop%s\n' "$index" >"$dropin"
+printf '[daemon]\ndevices = loop%s\nbdis =\n' "$index" >"$dropin"
 
 dpkg -i "$deb" >"$T/dpkg.log" 2>&1 || ra_fail "dpkg -i failed: $(cat "$T/dpkg.log")"
 [[ $(dpkg-query -W -f '${db:Status-Status}' radaemon) == installed ]] || ra_fail "radaemon is not installed after dpkg -i"

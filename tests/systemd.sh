@@ -139,7 +139,7 @@ ra_ok "booted Debian 12 with systemd as PID 1 in $((SECONDS - started)) s since 
 # loop device (every disk of the host is in the container's /sys), and that
 # puts it back when radaemon stops.
 ct mkdir -p /etc/radaemon/radaemon.conf.d
-printf '[daemon]\ndevices = %s\nrestore_on_exit = yes\n' "$loop" |
+printf '[daemon]\ndevices = %s\nbdis =\nrestore_on_exit = yes\n' "$loop" |
 	ct tee /etc/radaemon/radaemon.conf.d/50-test.conf >/dev/null
 # systemd mounts tracefs on a host (sys-kernel-tracing.mount), where radaemon
 # learns from block requests; nspawn's fresh /sys has none.

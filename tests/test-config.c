@@ -239,8 +239,64 @@ START_TEST(test_continuation) {
                                     &d, &errors2),
                          -EINVAL);
         assert_error_lines(errors2, lines, ELEMENTSOF(lines));
-        ck_assert_ptr_nonnull(strstr(errors2[0], "only devices and ignore continue"));
+        ck_assert_ptr_nonnull(strstr(errors2[0], "only devices, ignore and bdis continue"));
         ck_assert_uint_eq(d->bounds.min_kb, 8);
+}
+END_TEST
+
+/* bdis= and [bdi:GLOB] match a bdi's name, mount point or file system type; [device:…] never does. */
+START_TEST(test_bdi_sections) {
+        _cleanup_(ra_config_freep) RaConfig *c = NULL, *d = NULL, *e = NULL;
+        _cleanup_(ra_strv_freep) char **errors = NULL, **errors2 = NULL;
+        const char *media[] = { "btrfs-7", "/srv/media", "btrfs", NULL };
+        const char *sshfs[] = { "0:52", "/home/me/remote", "fuse.sshfs", NULL };
+        const char *other[] = { "0:60", "/mnt/x", "nfs4", NULL };
+        RaSettings s;
+
+        ck_assert_int_eq(parse_text("[daemon]\n"
+                                    "bdis = /srv/* fuse.*\n"
+                                    "[device:btrfs*]\n"
+                                    "read_ahead_kb = 8\n"
+                                    "[bdi:/srv/media]\n"
+                                    "read_ahead_kb = 2048\n"
+                                    "[bdi:fuse.*]\n"
+                                    "max_kb = 512\n",
+                                    &c, &errors),
+                         0);
+        ck_assert(ra_config_manages_bdi(c, media));
+        ck_assert(ra_config_manages_bdi(c, sshfs));
+        ck_assert(!ra_config_manages_bdi(c, other));
+
+        ra_config_bdi_settings(c, media, &s);
+        ck_assert_uint_eq(s.config_kb, 2048);
+        ra_config_bdi_settings(c, sshfs, &s);
+        ck_assert_uint_eq(s.config_kb, 0);
+        ck_assert_uint_eq(s.bounds.max_kb, 512);
+        /* A disk's sections are the disks': "btrfs*" above is on kernel names. */
+        ra_config_device_settings(c, "btrfs-7", &s);
+        ck_assert_uint_eq(s.config_kb, 8);
+        ra_config_device_settings(c, "sda", &s);
+        ck_assert_uint_eq(s.config_kb, 0);
+
+        /* Every bdi by default; none with an empty list. */
+        ck_assert_int_eq(parse_text("[daemon]\nbdis =\n", &d, &errors2), 0);
+        ck_assert(!ra_config_manages_bdi(d, media));
+        ck_assert_int_eq(parse_text("", &e, &errors2), 0);
+        ck_assert(ra_config_manages_bdi(e, other));
+
+        ra_strv_free(errors2);
+        errors2 = NULL;
+        ra_config_free(d);
+        d = NULL;
+        ck_assert_int_eq(parse_text("[bdi:]\n"
+                                    "read_ahead_kb = 64\n"
+                                    "[bdi:x]\n"
+                                    "size = 3\n",
+                                    &d, &errors2),
+                         -EINVAL);
+        ck_assert_uint_eq(ra_strv_length(errors2), 2);
+        ck_assert_ptr_nonnull(strstr(errors2[0], "[bdi:GLOB] needs a glob"));
+        ck_assert_ptr_nonnull(strstr(errors2[1], "unknown key 'size' in [bdi:x]"));
 }
 END_TEST
 
@@ -331,6 +387,7 @@ int main(void) {
         tcase_add_test(tc, test_long_line);
         tcase_add_test(tc, test_bad_choices);
         tcase_add_test(tc, test_continuation);
+        tcase_add_test(tc, test_bdi_sections);
         tcase_add_test(tc, test_bounds_crossed);
         tcase_add_test(tc, test_missing_file);
         tcase_add_test(tc, test_dropins);

@@ -212,7 +212,7 @@ static int apply(int sysfd, const RaDeviceAttrs *a, const RaDecision *d) {
         int r;
 
         if (d->kb != now) {
-                r = ra_apply_read_ahead(sysfd, d->kb, &now);
+                r = ra_apply_read_ahead(sysfd, RA_APPLY_DISK_ATTR, d->kb, &now);
                 if (r == -ENODEV)
                         return 0; /* gone meanwhile: nothing to tell udev */
                 if (r < 0) {
