@@ -43,6 +43,9 @@ int verb_prefetch(RcContext *c, char **args);
 typedef struct RcDevice {
         char *path;
         char *name;
+        char *kind;        /* "disk" or "bdi" */
+        char *mount_point; /* a bdi's; "" for a disk */
+        char *file_system; /* a bdi's; "" for a disk */
         char *node;
         char *identity;
         char *transport;

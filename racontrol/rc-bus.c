@@ -25,6 +25,9 @@ int rc_connect(RcContext *c) {
 void rc_device_clear(RcDevice *d) {
         free(d->path);
         free(d->name);
+        free(d->kind);
+        free(d->mount_point);
+        free(d->file_system);
         free(d->node);
         free(d->identity);
         free(d->transport);
@@ -41,6 +44,9 @@ static const struct {
         size_t offset;
 } properties[] = {
         { "Name", 's', offsetof(RcDevice, name) },
+        { "Kind", 's', offsetof(RcDevice, kind) },
+        { "MountPoint", 's', offsetof(RcDevice, mount_point) },
+        { "FileSystem", 's', offsetof(RcDevice, file_system) },
         { "Node", 's', offsetof(RcDevice, node) },
         { "Identity", 's', offsetof(RcDevice, identity) },
         { "Transport", 's', offsetof(RcDevice, transport) },

@@ -44,6 +44,12 @@ void rc_json_device(const RcDevice *d) {
         putchar('{');
         json_key("name", true);
         rc_json_string(d->name);
+        json_key("kind", false);
+        rc_json_string(d->kind);
+        json_key("mount_point", false);
+        rc_json_string(d->mount_point);
+        json_key("file_system", false);
+        rc_json_string(d->file_system);
         json_key("node", false);
         rc_json_string(d->node);
         json_key("identity", false);
@@ -89,6 +95,9 @@ static const char *evidence_text(const char *evidence) {
 void rc_print_device(const RcDevice *d) {
         char size[RA_SIZE_MAX], rate[RA_SIZE_MAX], request[RA_SIZE_MAX];
 
+        if (ra_streq(d->kind, "bdi"))
+                printf("Bdi:           %s of %s at %s (/sys/class/bdi/%s)\n", d->name, d->file_system ?: "",
+                       d->mount_point ?: "", d->name);
         printf("Device:        %s (%s)\n"
                "Identity:      %s\n"
                "Size:          %s\n"
@@ -99,7 +108,8 @@ void rc_print_device(const RcDevice *d) {
                "Source:        %s\n"
                "Reason:        %s\n"
                "Workload:      %s, %s/s read, %s per request, judged from %s\n",
-               d->name, d->node ?: "", d->identity ?: "", ra_format_size(d->size_bytes, size),
+               d->name, d->node ?: "", d->identity ?: "",
+               d->size_bytes == UINT64_MAX ? "unknown" : ra_format_size(d->size_bytes, size),
                d->rotational ? "yes" : "no", d->removable ? "yes" : "no", d->transport ?: "",
                d->read_ahead_kb, d->target_kb, d->source ?: "", d->reason ?: "", d->workload ?: "",
                ra_format_size(d->read_bytes_per_sec, rate),

@@ -20,21 +20,27 @@ static void print_table(const RcDevice *devices, size_t n, const char *mode, con
                 if ((int) strlen(devices[i].name ?: "") > width)
                         width = (int) strlen(devices[i].name);
 
-        printf("%-*s %10s %3s %7s %7s %-8s %s\n", width, "DEVICE", "SIZE", "ROT", "SYSFS", "TARGET",
-               "SOURCE", "REASON");
+        printf("%-*s %-7s %10s %3s %7s %7s %-8s %s\n", width, "DEVICE", "KIND", "SIZE", "ROT", "SYSFS",
+               "TARGET", "SOURCE", "REASON");
         for (size_t i = 0; i < n; i++) {
                 const RcDevice *d = &devices[i];
-                char size[RA_SIZE_MAX], target[16] = "-";
+                char size[RA_SIZE_MAX] = "-", target[16] = "-";
+                /* A bdi by its file system's kind ("btrfs", "fuse", "nfs"), with its mount point below. */
+                bool bdi = ra_streq(d->kind, "bdi");
 
                 if (d->target_kb > 0)
                         (void) snprintf(target, sizeof(target), "%" PRIu32, d->target_kb);
-                printf("%-*s %10s %3s %7" PRIu32 " %7s %-8s %s\n", width, d->name,
-                       ra_format_size(d->size_bytes, size), d->rotational ? "yes" : "no", d->read_ahead_kb,
-                       target, d->source ?: "", d->reason ?: "");
+                if (d->size_bytes != UINT64_MAX)
+                        (void) ra_format_size(d->size_bytes, size);
+                printf("%-*s %-7s %10s %3s %7" PRIu32 " %7s %-8s %s\n", width, d->name,
+                       bdi ? d->transport ?: "bdi" : "disk", size, d->rotational ? "yes" : "no",
+                       d->read_ahead_kb, target, d->source ?: "", d->reason ?: "");
+                if (bdi)
+                        printf("%-*s   on %s\n", width, "", d->mount_point ?: "");
         }
 
         if (n == 0)
-                printf("(radaemon manages no disk)\n");
+                printf("(radaemon manages no disk and no bdi)\n");
         if (strcmp(mode, "observe") == 0)
                 printf("\nradaemon is in observe mode: it decides and reports, but writes nothing.\n");
         if (state_error[0])
