@@ -136,3 +136,20 @@ for ((i = 0; i < 200; i++)); do
 done
 ra_ok "200 mounts: 256 KiB every time; in place at the first look after mount(2) in $at_return of 200"
 ra_stop_daemon
+
+# The udev helper, as the rule runs it on a btrfs bdi's "add" (by hand here:
+# the bdi's name is known only once it exists, and the rule's allow-list is
+# the configuration's): the same prior as radaemon's, without radaemon.
+mkfs.btrfs -q -f "/dev/$a" >/dev/null
+mount_btrfs "/dev/$a" "$T/mnt"
+bdi=$(bdi_of "/dev/$a")
+printf '[daemon]\ndevices = %s\nbdis = %s\nstate_dir = %s\n' "$a" "$bdi" "$T/helper-state" >"$T/helper.conf"
+out=$(ACTION=add "$RA_BUILDDIR/udev/radaemon-udev" --config "$T/helper.conf" --bdi "$bdi" 2>"$T/helper.err") ||
+	ra_fail "radaemon-udev --bdi $bdi failed: $(cat "$T/helper.err")"
+[[ $out == *"RADAEMON_FIRST_KB=$disk_prior"* && $out == *"RADAEMON_ORIGINAL_KB=4096"* ]] ||
+	ra_fail "radaemon-udev --bdi $bdi printed '$out' ($(cat "$T/helper.err"))"
+[[ $(bdi_kb "$bdi") == "$disk_prior" ]] || ra_fail "radaemon-udev --bdi: $bdi is $(bdi_kb "$bdi")"
+out=$("$RA_BUILDDIR/udev/radaemon-udev" --config "$T/helper.conf" --bdi btrfs-nonesuch 2>&1) ||
+	ra_fail "radaemon-udev --bdi of an unknown bdi failed: $out"
+umount_btrfs "$T/mnt"
+ra_ok "radaemon-udev --bdi $bdi: $disk_prior KiB from 4096 without radaemon, as radaemon decides"

@@ -20,8 +20,10 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "ra-apply.h"
+#include "ra-bdi.h"
 #include "ra-config.h"
 #include "ra-device.h"
 #include "ra-policy.h"
@@ -33,13 +35,16 @@
 
 static const char *arg_config;
 static const char *arg_name;
+static bool arg_bdi;
 
 static void help(void) {
-        printf("Usage: radaemon-udev [--config FILE] NAME\n\n"
+        printf("Usage: radaemon-udev [--config FILE] [--bdi] NAME\n\n"
                "Sets the first read_ahead_kb of the block disk NAME as radaemon would, and prints\n"
                "RADAEMON_FIRST_KB= and RADAEMON_SOURCE= for udev. Run by 60-radaemon.rules, which\n"
                "passes the disk's udev properties in the environment.\n\n"
                "  -c, --config FILE   read FILE instead of %s and its drop-ins\n"
+               "      --bdi           NAME is a bdi (/sys/class/bdi/NAME) being registered: a btrfs\n"
+               "                      file system's gets its first value from the devices beneath\n"
                "  -h, --help          show this help\n"
                "      --version       show the version\n",
                RA_CONFIG_FILE);
@@ -47,9 +52,10 @@ static void help(void) {
 
 /* Returns 1 to go on, 0 to exit successfully, or -EINVAL for a usage error. */
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100 };
+        enum { ARG_VERSION = 0x100, ARG_BDI };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
+                { "bdi", no_argument, NULL, ARG_BDI },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {},
@@ -68,6 +74,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_VERSION:
                         puts(PACKAGE_STRING);
                         return 0;
+                case ARG_BDI:
+                        arg_bdi = true;
+                        break;
                 case ':':
                         fprintf(stderr, "radaemon-udev: option '%s' needs an argument\n", argv[optind - 1]);
                         return -EINVAL;
@@ -120,6 +129,10 @@ static RaState *load_state(const char *dir) {
 
 static const char *get_env(void *userdata, const char *key) {
         return getenv(key);
+}
+
+static const char *get_none(void *userdata, const char *key) {
+        return NULL;
 }
 
 /*
@@ -196,6 +209,127 @@ static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *re
         return 0;
 }
 
+/* The same for a btrfs bdi: its prior from the devices beneath, as radaemon's. */
+static int decide_bdi(const RaConfig *config, const RaBdi *b, const char *const *keys,
+                      const uint32_t *beneath_kb, const RaDeviceAttrs *a, RaDecision *ret,
+                      bool *ret_restored) {
+        _cleanup_(ra_state_freep) RaState *state = NULL;
+        _cleanup_free_ char *identity = NULL;
+        RaSettings settings;
+        RaDecision prior;
+        int r;
+
+        r = ra_bdi_identity(b, &identity);
+        if (r < 0)
+                return r;
+
+        state = load_state(config->state_dir);
+        if (!state)
+                return -ENOMEM;
+
+        ra_settings_for_bdi(config, state, keys, identity, &settings);
+        ra_bdi_prior(b, beneath_kb, a->has_original ? a->original_kb : a->read_ahead_kb,
+                     ra_policy_bounds(a, &settings), &prior);
+        settings.prior = &prior;
+        ra_policy_decide(a, &settings, ret);
+        *ret_restored = state->restored;
+        return 0;
+}
+
+/* One device beneath a bdi, read as a disk is (a partition stands for its disk); its prior. */
+static uint32_t beneath_prior(dev_t dev, RaDeviceAttrs *bdi) {
+        const RaBounds any = { .min_kb = RA_KB_MIN, .max_kb = RA_KB_LIMIT };
+        _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
+        _cleanup_close_ int sysfd = -1;
+        char link[64], syspath[PATH_MAX];
+        const char *bad = NULL, *bad_attr = NULL, *name;
+        RaDecision prior;
+
+        (void) snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+        if (!realpath(link, syspath))
+                return 0;
+        sysfd = open(syspath, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (sysfd >= 0 && faccessat(sysfd, "partition", F_OK, 0) == 0) {
+                char *slash = strrchr(syspath, '/');
+
+                *slash = '\0';
+                (void) ra_close(sysfd);
+                sysfd = open(syspath, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        }
+        if (sysfd < 0)
+                return 0;
+        name = strrchr(syspath, '/') + 1;
+
+        /* The disk's udev properties are in udev's database, not this event's environment. */
+        if (ra_device_read(&a, name, sysfd, syspath, get_none, NULL, &bad_attr, &bad) < 0 && !bad)
+                return 0;
+        ra_policy_prior(&a, any, &prior);
+        bdi->size_bytes += a.size_bytes;
+        bdi->rotational = bdi->rotational || a.rotational;
+        return prior.kb;
+}
+
+/*
+ * A bdi's "add" comes while its file system is being mounted, before
+ * mountinfo shows it: only btrfs can be told from sysfs then (its UUID
+ * directory links the bdi and lists the devices). Returns 1 with the bdi
+ * read, 0 to leave it to radaemon at the mount.
+ */
+static int read_bdi(const RaConfig *config, RaBdi *b, uint32_t **ret_beneath_kb, int *ret_sysfd,
+                    RaDeviceAttrs *a) {
+        const char *keys[] = { arg_name, "btrfs", NULL }, *bad = NULL;
+        _cleanup_free_ uint32_t *kb = NULL;
+        _cleanup_close_ int sysfd = -1;
+        char path[PATH_MAX];
+        int r;
+
+        if (strncmp(arg_name, "btrfs-", 6) != 0 || !ra_config_manages_bdi(config, keys))
+                return 0;
+        b->name = strdup(arg_name);
+        if (!b->name)
+                return -ENOMEM;
+        r = ra_bdi_read_btrfs("/sys", NULL, b);
+        if (r == -ENOENT) {
+                fprintf(stderr,
+                        "radaemon-udev: %s: no btrfs in /sys/fs/btrfs links it yet; radaemon decides "
+                        "at the mount.\n",
+                        arg_name);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+
+        (void) snprintf(path, sizeof(path), "/sys/class/bdi/%s", arg_name);
+        sysfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (sysfd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        a->name = strdup(arg_name);
+        if (!a->name)
+                return -ENOMEM;
+        r = ra_apply_read_current(sysfd, RA_APPLY_BDI_ATTR, &a->read_ahead_kb);
+        if (r < 0)
+                return r == -ENODEV ? 0 : r;
+        a->transport = ra_bdi_kind_to_string(RA_BDI_BTRFS);
+        r = ra_device_attrs_read_properties(a, get_env, NULL, &bad);
+        if (r == -EINVAL && bad)
+                fprintf(stderr, "radaemon-udev: %s: ignoring %s=%s from udev.\n", arg_name, bad,
+                        getenv(bad));
+        else if (r < 0)
+                return r;
+
+        kb = calloc(b->n_beneath + 1, sizeof(uint32_t));
+        if (!kb)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n_beneath; i++)
+                kb[i] = beneath_prior(b->beneath[i], a);
+        if (a->size_bytes == 0)
+                return 0; /* its devices are gone */
+
+        *ret_beneath_kb = TAKE_PTR(kb);
+        *ret_sysfd = TAKE_FD(sysfd);
+        return 1;
+}
+
 /*
  * The value the disk had before this helper first wrote it on this plug:
  * the rule imports it from udev's database, where an earlier event of the
@@ -206,13 +340,13 @@ static void print_original(const RaDeviceAttrs *a) {
 }
 
 /* Writes the value unless it is there already, and hands udev the KEY=value lines. */
-static int apply(int sysfd, const RaDeviceAttrs *a, const RaDecision *d) {
+static int apply(int sysfd, const char *attr, const RaDeviceAttrs *a, const RaDecision *d) {
         const char *source = ra_source_to_string(d->source);
         uint32_t now = a->read_ahead_kb;
         int r;
 
         if (d->kb != now) {
-                r = ra_apply_read_ahead(sysfd, RA_APPLY_DISK_ATTR, d->kb, &now);
+                r = ra_apply_read_ahead(sysfd, attr, d->kb, &now);
                 if (r == -ENODEV)
                         return 0; /* gone meanwhile: nothing to tell udev */
                 if (r < 0) {
@@ -235,7 +369,10 @@ static int apply(int sysfd, const RaDeviceAttrs *a, const RaDecision *d) {
 static int run(void) {
         _cleanup_(ra_config_freep) RaConfig *config = NULL;
         _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
+        _cleanup_(ra_bdi_clear) RaBdi b = {};
+        _cleanup_free_ uint32_t *beneath_kb = NULL;
         _cleanup_close_ int sysfd = -1;
+        const char *keys[] = { arg_name, "btrfs", NULL };
         RaDecision decision;
         bool restored;
         int r;
@@ -247,11 +384,13 @@ static int run(void) {
                 return r;
         }
 
-        /* The same disks radaemon would manage, and no other. */
-        if (!ra_config_manages(config, arg_name))
+        /* The same disks and bdis radaemon would manage, and no other. */
+        if (arg_bdi)
+                r = read_bdi(config, &b, &beneath_kb, &sysfd, &a);
+        else if (!ra_config_manages(config, arg_name))
                 return 0;
-
-        r = read_device(arg_name, &sysfd, &a);
+        else
+                r = read_device(arg_name, &sysfd, &a);
         if (r <= 0)
                 return r;
 
@@ -262,7 +401,8 @@ static int run(void) {
                 return 0;
         }
 
-        r = decide(config, &a, &decision, &restored);
+        r = arg_bdi ? decide_bdi(config, &b, keys, beneath_kb, &a, &decision, &restored)
+                    : decide(config, &a, &decision, &restored);
         if (r < 0)
                 return r;
 
@@ -290,7 +430,7 @@ static int run(void) {
                 return 0;
         }
 
-        return apply(sysfd, &a, &decision);
+        return apply(sysfd, arg_bdi ? RA_APPLY_BDI_ATTR : RA_APPLY_DISK_ATTR, &a, &decision);
 }
 
 int main(int argc, char *argv[]) {
