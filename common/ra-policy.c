@@ -89,6 +89,15 @@ void ra_policy_prior(const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret) {
          * USB bridges often claim to be rotational whatever is behind them,
          * so the transport comes before the rotational flag.
          */
+        if (ra_streq(a->transport, "zram") || ra_streq(a->transport, "ram")) {
+                /* The smallest: a bio-based RAM disk reads each page at memory speed when asked. */
+                ret->kb = ra_policy_clamp_kb(RA_KB_MIN, bounds);
+                ra_reason_format(ret->reason,
+                                 "%s RAM disk: %" PRIu32 " KiB, because reading ahead in memory only copies "
+                                 "pages nobody asked for and fills the page cache with them.",
+                                 size, ret->kb);
+                return;
+        }
         if (ra_streq(a->transport, "usb")) {
                 base = KERNEL_DEFAULT_KB;
                 why = "USB storage starts at the kernel default until its throughput shows more pays";

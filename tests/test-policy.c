@@ -113,6 +113,20 @@ START_TEST(test_prior_no_medium) {
 END_TEST
 
 /* A rotational or large device starts higher than a tiny one; size is a cap. */
+/* zram and brd are memory: the smallest window, whatever their size, within the bounds. */
+START_TEST(test_prior_ram_disks) {
+        RaDeviceAttrs a = { .name = (char *) "zram0", .size_bytes = UINT64_C(8) << 30, .transport = "zram" };
+        RaDecision d;
+
+        ra_policy_prior(&a, (RaBounds){ .min_kb = 4, .max_kb = 8192 }, &d);
+        ck_assert_uint_eq(d.kb, 4);
+        ck_assert_ptr_nonnull(strstr(d.reason, "RAM disk"));
+        a.transport = "ram";
+        ra_policy_prior(&a, (RaBounds){ .min_kb = 16, .max_kb = 8192 }, &d);
+        ck_assert_uint_eq(d.kb, 16);
+}
+END_TEST
+
 START_TEST(test_prior_orders) {
         RaDeviceAttrs tiny = { .size_bytes = 505 * KiB, .rotational = true, .transport = "loop" };
         RaDeviceAttrs big = { .size_bytes = 64 * GiB, .rotational = true, .transport = "loop" };
@@ -286,6 +300,7 @@ int main(void) {
         tcase_add_test(tc, test_prior_table);
         tcase_add_test(tc, test_prior_no_medium);
         tcase_add_test(tc, test_prior_orders);
+        tcase_add_test(tc, test_prior_ram_disks);
         tcase_add_test(tc, test_prior_never_zero);
         tcase_add_test(tc, test_prior_bounds_reason);
         tcase_add_test(tc, test_bounds_override);
