@@ -188,7 +188,8 @@ ra_config() {
 			[[ $word == "$T"/* ]] || ra_fail "test config allows bdi '$word', not a mount point below $T"
 		done
 	else
-		sed -i '/^devices *=/a bdis =' "$T/radaemon.conf"
+		# At the end, so the line numbers a test expects in errors stay.
+		printf '\n[daemon]\nbdis =\n' >>"$T/radaemon.conf"
 	fi
 }
 
