@@ -207,11 +207,28 @@ void ra_manager_forget_disk(Manager *m, RaDisk *d, int level, const char *why) {
         ra_manager_notify_status(m);
 }
 
+/* "3 disks", "1 disk and 2 bdis": what is managed, for the log and systemd's status. */
+static void format_managed(const Manager *m, char *buf, size_t size) {
+        size_t bdis = 0, disks;
+
+        for (size_t i = 0; i < m->n_disks; i++)
+                bdis += m->disks[i]->kind == RA_KIND_BDI;
+        disks = m->n_disks - bdis;
+        if (bdis == 0)
+                (void) snprintf(buf, size, "%zu disk%s", disks, disks == 1 ? "" : "s");
+        else
+                (void) snprintf(buf, size, "%zu disk%s and %zu bdi%s", disks, disks == 1 ? "" : "s", bdis,
+                                bdis == 1 ? "" : "s");
+}
+
 void ra_manager_notify_status(Manager *m) {
+        char managed[64];
+
         /* Coldplug would say it once for each disk found. */
         if (!m->ready)
                 return;
-        (void) sd_notifyf(false, "STATUS=Managing %zu disk%s%s.", m->n_disks, m->n_disks == 1 ? "" : "s",
+        format_managed(m, managed, sizeof(managed));
+        (void) sd_notifyf(false, "STATUS=Managing %s%s.", managed,
                           ra_manager_observing(m) ? " in observe mode" : "");
 }
 
@@ -395,6 +412,7 @@ int ra_manager_flush_state(Manager *m) {
 /* --- lifecycle -------------------------------------------------------------- */
 
 int ra_manager_start(Manager *m) {
+        char managed[64];
         int r;
 
         /* Subscribe first, so nothing that appears during the walk is missed. */
@@ -422,7 +440,8 @@ int ra_manager_start(Manager *m) {
         if (r < 0)
                 return r;
 
-        log_info("Managing %zu disk%s%s.", m->n_disks, m->n_disks == 1 ? "" : "s",
+        format_managed(m, managed, sizeof(managed));
+        log_info("Managing %s%s.", managed,
                  ra_manager_observing(m) ? " in observe mode: nothing is written" : "");
         (void) sd_notify(false, "READY=1");
         m->ready = true;
