@@ -6,16 +6,17 @@
 #include <stdint.h>
 
 #include "ra-macro.h"
-#include "ra-policy.h" /* RA_REASON_MAX */
+#include "ra-policy.h"
 
 /*
  * Block-device stacks: dm (LUKS, LVM, multipath) and md (RAID) devices and
  * the disks beneath them. A file system on a stack reads ahead through the
  * top device's window, never through the disks', and the kernel gives that
  * top device max(2 × optimal_io_size, 128 KiB): 32-64 MiB on disks that
- * report a large optimal I/O size. This module reads a stack from sysfs,
- * from the top down to the disks at the bottom. It takes the sysfs root as
- * a path, so the tests read recorded trees; the daemon passes "/sys".
+ * report a large optimal I/O size. This module reads a stack from sysfs
+ * (ra-stack.c) and decides the top's first value from what lies beneath
+ * (ra-stack-policy.c). It takes the sysfs root as a path, so the tests read
+ * recorded trees; the daemon passes "/sys".
  */
 
 /* Deeper than any real stack (LUKS on LVM on md on a partition is 4 levels). */
@@ -138,3 +139,36 @@ int ra_stack_find_tops(const char *sysfs_root, const char *name, char ***ret, ch
  */
 #define RA_STACK_DESCRIBE_MAX RA_REASON_MAX
 const char *ra_stack_describe(const RaStack *s, char buf[static RA_STACK_DESCRIBE_MAX]);
+
+/*
+ * The most a window may reach on the optimal I/O size's word alone: a fast
+ * SSD behind a costly controller reached full bandwidth at 1-4 MiB
+ * (DESIGN.md), and anything larger has to be learned from the device's reads.
+ */
+#define RA_STACK_HINT_CAP_KB 4096u
+
+/*
+ * The first value for the top of a stack (devices[0]), the device whose
+ * window a file system on the stack reads with. leaf_prior_kb[i] is
+ * radaemon's prior for the leaf s->leaves[i] as a disk of its own
+ * (ra_policy_prior()), 0 where it has none. The rule:
+ *
+ * - The layout: the largest prior of the disks beneath, times the disks a
+ *   read is striped over. md raid0, raid4/5/6 (less parity) and raid10
+ *   (over its near copies) stripe, and nested arrays multiply; raid1, linear
+ *   md, LUKS, LVM and multipath send a read to one disk at a time. A
+ *   striped array's window is at least a whole chunk per data disk, or it
+ *   would reach fewer disks than it is striped over.
+ * - The top's optimal I/O size is a hint, never the rule. Twice it (what
+ *   the kernel sets) may raise the window only where a dm table could
+ *   explain it (an LVM striped volume looks linear in sysfs), only when the
+ *   disks beneath do not report it themselves (the kernel hands theirs up,
+ *   and their priors weighed it already), and never past what the disks
+ *   could use were the table striped over all of them (the sum of their
+ *   priors), nor past RA_STACK_HINT_CAP_KB. The reason says when it was
+ *   ignored.
+ * - Then, as for a disk: capped by the top's size (ra_policy_size_cap_kb()),
+ *   held within bounds, whole pages. A top of size 0 gets 0 (nothing to
+ *   read ahead yet). A device with nothing beneath keeps its own prior.
+ */
+void ra_stack_prior(const RaStack *s, const uint32_t *leaf_prior_kb, RaBounds bounds, RaDecision *ret);

@@ -4,6 +4,7 @@
 #include <check.h>
 #include <stdint.h>
 
+#include "ra-policy.h"
 #include "ra-stack.h"
 #include "ra-util.h"
 #include "sysfs-tree.h"
@@ -533,6 +534,203 @@ START_TEST(test_describe_cut) {
 }
 END_TEST
 
+/* --- the policy ------------------------------------------------------------------------------------ */
+
+static const RaBounds bounds = { .min_kb = 4, .max_kb = 8192 };
+
+/* What the daemon does for each leaf: radaemon's prior for it as a disk of its own. */
+static void leaf_priors(const RaStack *s, uint32_t *ret) {
+        for (size_t i = 0; i < s->n_leaves; i++) {
+                const RaStackDevice *leaf = ra_stack_leaf(s, i);
+                RaDeviceAttrs a = {
+                        .size_bytes = leaf->size_bytes,
+                        .rotational = leaf->rotational,
+                        .removable = leaf->removable,
+                        .optimal_io_bytes = leaf->optimal_io_bytes,
+                        .max_sectors_kb = leaf->max_sectors_kb,
+                };
+                RaDecision d;
+
+                ra_policy_prior(&a, bounds, &d);
+                ret[i] = d.kb;
+        }
+}
+
+static void stack_prior(const RaStack *s, RaDecision *ret) {
+        uint32_t priors[RA_STACK_DEVICES_MAX];
+
+        leaf_priors(s, priors);
+        ra_stack_prior(s, priors, bounds, ret);
+        /* One sentence that fits, never cut. */
+        ck_assert_uint_lt(strlen(ret->reason), RA_REASON_MAX - 1);
+        ck_assert_int_eq(ret->source, RA_SOURCE_PRIOR);
+}
+
+START_TEST(test_prior_luks_lvm_raid1) {
+        _cleanup_free_ char *root = test_tree_load("luks-lvm-raid1");
+        RaStack *s = read_ok(root, "dm-1");
+        RaDecision d;
+
+        /* Mirrors: a read goes to one disk; the 16 MiB the disks report is not a reason for 32 MiB. */
+        stack_prior(s, &d);
+        ck_assert_uint_eq(d.kb, 512);
+        ck_assert_str_eq(d.reason,
+                         "499 GiB stack: 512 KiB, the largest prior of the 2 disks beneath, as a read "
+                         "goes to one at a time; its 16 MiB optimal I/O size (the kernel's 32 MiB) is "
+                         "ignored, as the disks beneath report it.");
+        s = ra_stack_free(s);
+
+        /* Said by the top alone, it is not taken either: a mirror cannot use it. */
+        test_write(root, RAID1_SDA "/queue/optimal_io_size", "0\n");
+        test_write(root, RAID1_SDB "/queue/optimal_io_size", "0\n");
+        s = read_ok(root, "dm-1");
+        stack_prior(s, &d);
+        ck_assert_uint_eq(d.kb, 512);
+        ck_assert_msg(strstr(d.reason,
+                             "its 16 MiB optimal I/O size (the kernel's 32 MiB) is ignored, as its "
+                             "layout cannot use that much."),
+                      "%s", d.reason);
+        s = ra_stack_free(s);
+
+        test_rm_rf(root);
+}
+END_TEST
+
+START_TEST(test_prior_lvm_nvme) {
+        _cleanup_free_ char *root = test_tree_load("lvm-nvme");
+        _cleanup_(ra_stack_freep) RaStack *s = read_ok(root, "dm-0");
+        RaDecision d;
+
+        /* One disk beneath: its prior, whatever the volume. */
+        stack_prior(s, &d);
+        ck_assert_uint_eq(d.kb, 128);
+        ck_assert_str_eq(d.reason, "100 GiB stack: 128 KiB, the prior of nvme0n1 beneath it.");
+
+        test_rm_rf(root);
+}
+END_TEST
+
+START_TEST(test_prior_md_raid0) {
+        _cleanup_free_ char *root = test_tree_load("md-raid0");
+        RaStack *s = read_ok(root, "md0");
+        RaDecision d;
+
+        /* 2 TB rotational disks have a prior of 1024 KiB; a read is striped over 3 of them. */
+        stack_prior(s, &d);
+        ck_assert_uint_eq(d.kb, 3 * 1024);
+        ck_assert_str_eq(d.reason,
+                         "5.4 TiB stack: 3 x 1024 KiB, the largest prior of the disks beneath times the "
+                         "3 disks a read is striped over.");
+        s = ra_stack_free(s);
+
+        /* On SSDs (128 KiB each) one window must still reach a chunk of every disk: a stripe. */
+        test_write(root, RAID0_SD(2, 1) "sdb/queue/rotational", "0\n");
+        test_write(root, RAID0_SD(3, 2) "sdc/queue/rotational", "0\n");
+        test_write(root, RAID0_SD(4, 3) "sdd/queue/rotational", "0\n");
+        s = read_ok(root, "md0");
+        stack_prior(s, &d);
+        ck_assert_uint_eq(d.kb, 3 * 512);
+        ck_assert_str_eq(d.reason,
+                         "5.4 TiB stack: 1536 KiB, a whole chunk for each of the 3 disks a read is "
+                         "striped over, or a window would miss some; its 1.5 MiB optimal I/O size "
+                         "(the kernel's 3.0 MiB) is ignored, as its layout cannot use that much.");
+        s = ra_stack_free(s);
+
+        test_rm_rf(root);
+}
+END_TEST
+
+START_TEST(test_prior_raid5) {
+        _cleanup_free_ char *root = test_tree_load("md-raid0");
+        _cleanup_(ra_stack_freep) RaStack *s = NULL;
+        RaDecision d;
+
+        /* One disk's worth of every stripe is parity: two data disks of three. */
+        test_write(root, "devices/virtual/block/md0/md/level", "raid5\n");
+        s = read_ok(root, "md0");
+        stack_prior(s, &d);
+        ck_assert_uint_eq(d.kb, 2 * 1024);
+        ck_assert_msg(strstr(d.reason, ": 2 x 1024 KiB,"), "%s", d.reason);
+
+        test_rm_rf(root);
+}
+END_TEST
+
+START_TEST(test_prior_plain_disk) {
+        _cleanup_free_ char *root = test_tree_load("plain-vda");
+        _cleanup_(ra_stack_freep) RaStack *s = read_ok(root, "vda");
+        RaDecision d;
+
+        stack_prior(s, &d);
+        ck_assert_uint_eq(d.kb, 512);
+        ck_assert_str_eq(d.reason, "256 GiB device: 512 KiB, its own prior, as nothing lies beneath it.");
+
+        test_rm_rf(root);
+}
+END_TEST
+
+START_TEST(test_prior_io_opt_hint) {
+        _cleanup_free_ char *root = test_tree_load("lvm-striped-nvme");
+        _cleanup_(ra_stack_freep) RaStack *s = read_ok(root, "dm-0");
+        uint32_t big[2] = { 3072, 3072 };
+        RaDecision d;
+
+        /* Only the optimal I/O size says it is striped: taken, as far as two disks' priors go. */
+        stack_prior(s, &d);
+        ck_assert_uint_eq(d.kb, 256);
+        ck_assert_str_eq(d.reason,
+                         "1.8 TiB stack: 128 KiB, the largest prior of the 2 disks beneath, as a read "
+                         "goes to one at a time; raised to twice its 128 KiB optimal I/O size, "
+                         "as a table striped over its 2 disks would ask.");
+
+        /* A cloud-sized claim on the top alone reaches no further than the disks could use ... */
+        s->devices[0].optimal_io_bytes = 16 * 1024 * 1024;
+        stack_prior(s, &d);
+        ck_assert_uint_eq(d.kb, 256);
+        ck_assert_msg(strstr(d.reason, "raised to 256 KiB for its 16 MiB optimal I/O size, the most a table "
+                                       "striped over its 2 disks could use"),
+                      "%s", d.reason);
+
+        /* ... nor past RA_STACK_HINT_CAP_KB, whatever the disks' priors (on a top too large to be capped).
+         */
+        s->devices[0].size_bytes = UINT64_C(64) << 40;
+        ra_stack_prior(s, big, bounds, &d);
+        ck_assert_uint_eq(d.kb, RA_STACK_HINT_CAP_KB);
+        ck_assert_msg(strstr(d.reason,
+                             "raised to 4096 KiB for its 16 MiB optimal I/O size, as far as that size "
+                             "alone may take a window"),
+                      "%s", d.reason);
+
+        /* The bounds and the size cap still hold. */
+        ra_stack_prior(s, big, (RaBounds){ .min_kb = 4, .max_kb = 1024 }, &d);
+        ck_assert_uint_eq(d.kb, 1024);
+        ck_assert_msg(strstr(d.reason, ", held within the configured 4 to 1024 KiB."), "%s", d.reason);
+        s->devices[0].size_bytes = UINT64_C(128) << 20;
+        ra_stack_prior(s, big, bounds, &d);
+        ck_assert_uint_eq(d.kb, ra_policy_size_cap_kb(UINT64_C(128) << 20));
+        ck_assert_msg(strstr(d.reason, "by its size."), "%s", d.reason);
+
+        /* Nothing to read ahead on an empty top. */
+        s->devices[0].size_bytes = 0;
+        ra_stack_prior(s, big, bounds, &d);
+        ck_assert_uint_eq(d.kb, 0);
+
+        test_rm_rf(root);
+}
+END_TEST
+
+START_TEST(test_prior_no_leaf_prior) {
+        _cleanup_(ra_stack_freep) RaStack *s = wide(2);
+        uint32_t none[2] = { 0, 0 };
+        RaDecision d;
+
+        /* Disks without a prior (no medium) leave the kernel's default. */
+        ra_stack_prior(s, none, bounds, &d);
+        ck_assert_uint_eq(d.kb, 128);
+        ck_assert_msg(strstr(d.reason, "the kernel default"), "%s", d.reason);
+}
+END_TEST
+
 static Suite *stack_suite(void) {
         Suite *s = suite_create("stack");
         TCase *tc = tcase_create("read");
@@ -549,6 +747,16 @@ static Suite *stack_suite(void) {
         tcase_add_test(tc, test_garbage_shapes);
         tcase_add_test(tc, test_md_levels);
         tcase_add_test(tc, test_describe_cut);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("policy");
+        tcase_add_test(tc, test_prior_luks_lvm_raid1);
+        tcase_add_test(tc, test_prior_lvm_nvme);
+        tcase_add_test(tc, test_prior_md_raid0);
+        tcase_add_test(tc, test_prior_raid5);
+        tcase_add_test(tc, test_prior_plain_disk);
+        tcase_add_test(tc, test_prior_io_opt_hint);
+        tcase_add_test(tc, test_prior_no_leaf_prior);
         suite_add_tcase(s, tc);
         return s;
 }
