@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -56,6 +57,7 @@ RaDisk *ra_disk_free(RaDisk *d) {
 
         ra_device_attrs_clear(&d->attrs);
         ra_bdi_clear(&d->bdi);
+        ra_stack_free(d->stack);
         ra_strv_free(d->beneath_names);
         free(d->beneath_kb);
         free(d->name);
@@ -91,6 +93,73 @@ static int replace_string(char **field, const char *value) {
 
 static const char *get_udev_property(void *userdata, const char *key) {
         return udev_device_get_property_value(userdata, key);
+}
+
+static int read_beneath(struct udev *udev, dev_t dev, RaDeviceAttrs *ret);
+
+/*
+ * A device on top of others (dm: LUKS, LVM; md RAID) is read through its
+ * stack: its first value comes from the disks at the bottom (ra-stack),
+ * whose priors are kept here. A plain disk has no slaves and no stack.
+ */
+static void read_stack(RaDisk *d, struct udev *udev) {
+        const RaBounds any = { .min_kb = RA_KB_MIN, .max_kb = RA_KB_LIMIT };
+        _cleanup_free_ char *bad = NULL, *slaves = NULL;
+        _cleanup_free_ uint32_t *kb = NULL;
+        char **names = NULL;
+        RaStack *s = NULL;
+        DIR *dir;
+        bool any_slave = false;
+        int r;
+
+        d->stack = ra_stack_free(d->stack);
+        d->stack_text[0] = '\0';
+        if (asprintf(&slaves, "%s/slaves", d->syspath) < 0)
+                return;
+        dir = opendir(slaves);
+        if (dir) {
+                struct dirent *de;
+
+                while (!any_slave && (de = readdir(dir)))
+                        any_slave = de->d_name[0] != '.';
+                closedir(dir);
+        }
+        if (!any_slave)
+                return;
+
+        r = ra_stack_read("/sys", d->name, &s, &bad);
+        if (r < 0) {
+                log_debug_errno(r, "%s: cannot read its stack (%s), deciding from its own attributes: %m",
+                                d->name, bad ?: "?");
+                return;
+        }
+        kb = calloc(s->n_leaves + 1, sizeof(uint32_t));
+        if (!kb) {
+                ra_stack_free(s);
+                return;
+        }
+        for (size_t i = 0; i < s->n_leaves; i++) {
+                _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
+                struct udev_device *u =
+                        udev_device_new_from_subsystem_sysname(udev, "block", ra_stack_leaf(s, i)->name);
+                RaDecision prior;
+
+                if (!u)
+                        continue;
+                r = read_beneath(udev, udev_device_get_devnum(u), &a);
+                udev_device_unref(u);
+                if (r < 0)
+                        continue;
+                ra_policy_prior(&a, any, &prior);
+                kb[i] = prior.kb;
+                (void) ra_strv_push(&names, a.name);
+        }
+        d->stack = s;
+        (void) ra_stack_describe(s, d->stack_text);
+        free(d->beneath_kb);
+        d->beneath_kb = TAKE_PTR(kb);
+        ra_strv_free(d->beneath_names);
+        d->beneath_names = names;
 }
 
 int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_property) {
@@ -137,6 +206,7 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
         if (r < 0)
                 return r;
 
+        read_stack(d, udev_device_get_udev(dev));
         return props;
 }
 

@@ -10,6 +10,7 @@
 #include "ra-device.h"
 #include "ra-pcache.h"
 #include "ra-policy.h"
+#include "ra-stack.h"
 #include "ra-stats.h"
 #include "ra-trace.h"
 
@@ -75,6 +76,9 @@ typedef struct RaDisk {
         uint32_t server_kb;
         /* RA_KIND_DISK: a managed bdi reads through this disk, so its block requests are a file system's. */
         bool beneath_bdi;
+        /* RA_KIND_DISK on top of others (dm, md): the stack, its leaves' priors in beneath_kb. */
+        RaStack *stack;
+        char stack_text[RA_STACK_DESCRIBE_MAX]; /* "dm-1 (LUKS) on md0 (raid1) on sda2, sdb2"; "" */
 
         bool announced; /* the decision has been logged at info level */
         bool published; /* D-Bus clients have been told the disk exists */
