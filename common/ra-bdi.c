@@ -288,9 +288,10 @@ void ra_bdi_prior(const RaBdi *b, const uint32_t *beneath_kb, uint32_t server_kb
                         ret->kb = ra_policy_clamp_kb((uint32_t) wanted, bounds);
                         ra_reason_format(ret->reason,
                                          "NFS with rsize %" PRIu32 " KiB: %" PRIu32
-                                         " KiB, 15 reads in flight as before Linux 5.4 (nfsrahead's "
-                                         "convention), where the kernel now gives 128 KiB.",
-                                         b->rsize_kb, ret->kb);
+                                         " KiB, 15 reads of rsize in flight as the kernel gave before "
+                                         "Linux 5.4 (it now gives 128 KiB)%s.",
+                                         b->rsize_kb, ret->kb,
+                                         ret->kb != wanted ? ", held within the configured bounds" : "");
                         return;
                 }
                 break;

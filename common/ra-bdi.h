@@ -72,7 +72,7 @@ bool ra_bdi_exists(const char *sysfs_root, const char *name);
 /*
  * The stable identity pins and originals are kept under, the same at every
  * mount: "btrfs:<uuid>", "fuse:<type>:<source>@<mount point>",
- * "nfs:<source>", "bdi:<type>:<source>".
+ * "nfs:<source>", "bdi:<type>:<source>@<mount point>".
  */
 int ra_bdi_identity(const RaBdi *b, char **ret);
 
@@ -86,8 +86,8 @@ int ra_bdi_identity(const RaBdi *b, char **ret);
  *  - fuseblk: its disk's prior;
  *  - FUSE: the window the server left at INIT (server_kb), which only it
  *    knows to be right for what is behind it;
- *  - NFS: 15 times rsize, what the kernel gave before 5.4 and what
- *    nfsrahead's users set, at most 16 MiB;
+ *  - NFS: 15 times rsize, what the kernel gave before 5.4 (cloud vendors'
+ *    rules set as much), at most 16 MiB;
  *  - another: what the kernel gave it (server_kb).
  *
  * Held within bounds. ret->kb is 0 when nothing can be said (btrfs whose

@@ -59,8 +59,8 @@ static void mark_beneath(Manager *m) {
         }
 }
 
-/* Registers one bdi the scan found; returns it when it is new and to be decided. */
-static RaDisk *take_bdi(Manager *m, RaBdi *b) {
+/* Registers one bdi the scan found; returns it when it is new, or known and retune asks, to be decided. */
+static RaDisk *take_bdi(Manager *m, RaBdi *b, bool retune) {
         const char *keys[] = { b->name, b->mountpoint, b->fs_type, NULL };
         RaDisk *d = ra_manager_find_disk(m, b->name);
         int r;
@@ -75,7 +75,7 @@ static RaDisk *take_bdi(Manager *m, RaBdi *b) {
         }
         if (d) {
                 d->seen = true;
-                return NULL;
+                return retune ? d : NULL;
         }
 
         r = ra_manager_add_disk(m, RA_KIND_BDI, b->name, &d);
@@ -105,8 +105,18 @@ static RaDisk *take_bdi(Manager *m, RaBdi *b) {
                 return NULL;
         }
 
-        /* What the file system was given: FUSE's server's window, the kernel's for others. */
-        d->server_kb = d->attrs.has_original ? d->attrs.original_kb : d->attrs.read_ahead_kb;
+        /*
+         * What the file system was given: FUSE's server's window, the kernel's
+         * for others. After a restart the bdi holds radaemon's own value: the
+         * one stored under its identity is the file system's.
+         */
+        {
+                const RaStateEntry *e = ra_state_find(m->state, d->identity);
+
+                d->server_kb = d->attrs.has_original  ? d->attrs.original_kb
+                               : e && e->has_original ? e->original_kb
+                                                      : d->attrs.read_ahead_kb;
+        }
         log_info("%s: %s at %s (%s), bdi of %s.", d->name, d->bdi.fs_type, d->bdi.mountpoint, d->identity,
                  d->bdi.source ?: "?");
         ra_manager_disk_identified(m, d, NULL);
@@ -114,6 +124,8 @@ static RaDisk *take_bdi(Manager *m, RaBdi *b) {
 }
 
 void ra_bdiwatch_scan(Manager *m, const char *event) {
+        /* A reload decides again for the bdis it keeps, as for the disks. */
+        bool retune = ra_streq(event, "reload");
         _cleanup_free_ RaDisk **fresh = NULL;
         RaBdi *v = NULL;
         size_t n = 0, n_fresh = 0;
@@ -135,7 +147,7 @@ void ra_bdiwatch_scan(Manager *m, const char *event) {
                 if (m->disks[i]->kind == RA_KIND_BDI)
                         m->disks[i]->seen = false;
         for (size_t i = 0; i < n; i++) {
-                RaDisk *d = take_bdi(m, &v[i]);
+                RaDisk *d = take_bdi(m, &v[i], retune);
 
                 if (d)
                         fresh[n_fresh++] = d;
@@ -153,8 +165,18 @@ void ra_bdiwatch_scan(Manager *m, const char *event) {
         /* Originals saved before the first write, in one save. */
         (void) ra_manager_flush_state(m);
         for (size_t i = 0; i < n_fresh; i++) {
-                ra_manager_tune_disk(m, fresh[i], event);
-                ra_bus_disk_added(m, fresh[i]);
+                RaDisk *d = fresh[i];
+                RaDiskSnapshot before;
+
+                if (!d->published) {
+                        ra_manager_tune_disk(m, d, event);
+                        ra_bus_disk_added(m, d);
+                } else if (ra_disk_snapshot(d, &before) >= 0) {
+                        d->external = false;
+                        ra_manager_tune_disk(m, d, event);
+                        ra_bus_disk_changed(m, d, &before);
+                        ra_disk_snapshot_clear(&before);
+                }
         }
         ra_sampler_disks_changed(m);
 }

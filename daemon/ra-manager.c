@@ -479,6 +479,7 @@ int ra_manager_reload(Manager *m) {
                 if (was_observing != ra_manager_observing(m))
                         ra_bus_manager_changed(m, "Mode");
                 r = ra_udev_enumerate(m, "reload");
+                ra_bdiwatch_scan(m, "reload");
                 ra_swapwatch_tune(m, "reload");
                 /* tracefs may have been mounted since. */
                 if (m->sampler)

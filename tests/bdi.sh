@@ -112,15 +112,15 @@ devices = $a $b
 bdis = $T/mnt $T/mnt2
 state_dir = $T/state
 [bdi:$T/mnt2]
-read_ahead_kb = 256
+read_ahead_kb = 768
 CONF
 "$RACONTROL" reload >/dev/null || ra_fail "reload failed"
-ra_wait_for "[[ \$(bdi_kb $bdi) == 256 ]]" || ra_fail "[bdi:$T/mnt2] read_ahead_kb = 256: $bdi is $(bdi_kb "$bdi")"
+ra_wait_for "[[ \$(bdi_kb $bdi) == 768 ]]" || ra_fail "[bdi:$T/mnt2] read_ahead_kb = 768: $bdi is $(bdi_kb "$bdi")"
 "$RACONTROL" restore >/dev/null || ra_fail "racontrol restore failed"
 [[ $(bdi_kb "$bdi") == 4096 ]] || ra_fail "restore: $bdi is $(bdi_kb "$bdi"), not the kernel's 4096"
 "$RACONTROL" reload >/dev/null || ra_fail "reload failed"
 umount_btrfs "$T/mnt2"
-ra_ok "[bdi:$T/mnt2] pins 256 KiB; restore puts back 4096"
+ra_ok "[bdi:$T/mnt2] pins 768 KiB at a reload; restore puts back 4096"
 
 # 200 mounts: radaemon's value every time. Counted, not timed: how often it
 # was there when mount(2) returned, and when the test first looked.
@@ -129,12 +129,12 @@ for ((i = 0; i < 200; i++)); do
 	mount -t btrfs "/dev/$b" "$T/mnt2" || ra_fail "mount $i failed"
 	RA_MOUNTS+=("$T/mnt2")
 	bdi=$(bdi_of "/dev/$b")
-	[[ $(bdi_kb "$bdi") == 256 ]] && at_return=$((at_return + 1))
-	ra_wait_for "[[ \$(bdi_kb $bdi) == 256 ]]" || ra_fail "mount $i: $bdi is $(bdi_kb "$bdi"), not 256"
+	[[ $(bdi_kb "$bdi") == 768 ]] && at_return=$((at_return + 1))
+	ra_wait_for "[[ \$(bdi_kb $bdi) == 768 ]]" || ra_fail "mount $i: $bdi is $(bdi_kb "$bdi"), not 768"
 	umount "$T/mnt2" || ra_fail "umount $i failed"
 	unset 'RA_MOUNTS[-1]'
 done
-ra_ok "200 mounts: 256 KiB every time; in place at the first look after mount(2) in $at_return of 200"
+ra_ok "200 mounts: 768 KiB every time; in place at the first look after mount(2) in $at_return of 200"
 ra_stop_daemon
 
 # The udev helper, as the rule runs it on a btrfs bdi's "add" (by hand here:
