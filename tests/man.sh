@@ -1,9 +1,10 @@
 #!/bin/bash
 # The manual pages: mandoc -Tlint finds nothing at warning level, and each
-# page covers its subject: every option, verb, configuration key, D-Bus
-# method, property and error, udev property, source of a value, workload,
-# state file key, environment variable the daemon reads, and key of
-# racontrol's JSON there is.
+# page covers its subject: every option, verb, configuration key and
+# section, D-Bus method, property and error, udev property, source of a
+# value, workload, kind of device and of bdi, bdi identity, state file key,
+# environment variable the daemon reads, and key of racontrol's JSON there
+# is.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 command -v mandoc >/dev/null || ra_skip "mandoc is not installed"
@@ -52,7 +53,7 @@ ra_ok "every metric in racontrol(1); every MESSAGE_ID in radaemon(8) and the cat
 
 mapfile -t keys < <(sed -n 's/^#\? *\([a-z_]\+\) = .*/\1/p' "$RA_BUILDDIR/etc/radaemon.conf" | sort -u)
 ((${#keys[@]} >= 8)) || ra_fail "cannot read the keys from etc/radaemon.conf"
-covers radaemon.conf.5 "${keys[@]}" "[daemon]" "[policy]" "[device:GLOB]"
+covers radaemon.conf.5 "${keys[@]}" "[daemon]" "[policy]" "[device:GLOB]" "[bdi:GLOB]"
 ra_ok "every configuration key: ${keys[*]}"
 
 xml=$RA_SRCDIR/daemon/org.radaemon.ReadAhead1.xml
@@ -76,6 +77,19 @@ for page in radaemon.8 racontrol.1 org.radaemon.ReadAhead1.5; do
 	covers "$page" "${sources[@]}" "${workloads[@]}"
 done
 ra_ok "every source (${sources[*]}) and workload (${workloads[*]})"
+
+# What a Device object is (Kind), which file system a bdi serves (Transport,
+# racontrol's KIND column), and the identities a bdi's pins are kept under.
+mapfile -t kinds < <(grep -oE '\[RA_KIND_[A-Z]+\] = "[a-z]+"' "$RA_SRCDIR/daemon/ra-disk.c" | sed 's/.*"\(.*\)"/\1/')
+((${#kinds[@]} == 2)) || ra_fail "expected 2 kinds in daemon/ra-disk.c, found ${kinds[*]}"
+mapfile -t bdi_kinds < <(grep -oE '\[RA_BDI_[A-Z]+\] = "[a-z]+"' "$RA_SRCDIR/common/ra-bdi.c" | sed 's/.*"\(.*\)"/\1/')
+((${#bdi_kinds[@]} == 5)) || ra_fail "expected 5 bdi kinds in common/ra-bdi.c, found ${bdi_kinds[*]}"
+mapfile -t identities < <(grep -oE 'asprintf\(ret, "[a-z]+:' "$RA_SRCDIR/common/ra-bdi.c" | sed 's/.*"//')
+((${#identities[@]} == 4)) || ra_fail "expected 4 bdi identities in common/ra-bdi.c, found ${identities[*]}"
+covers org.radaemon.ReadAhead1.5 "${kinds[@]}" "${bdi_kinds[@]}" "${identities[@]}"
+covers racontrol.1 "${kinds[@]}" "${bdi_kinds[@]}"
+covers radaemon.8 "${bdi_kinds[@]}" "${identities[@]}"
+ra_ok "every kind (${kinds[*]}), bdi kind (${bdi_kinds[*]}) and bdi identity (${identities[*]})"
 
 mapfile -t state_keys < <(grep -ohE 'strncmp\(word, "[a-z_]+=",' "$RA_SRCDIR/common/ra-state.c" | sed 's/.*"\(.*\)",/\1/')
 ((${#state_keys[@]} >= 3)) || ra_fail "cannot read the keys of the state file from common/ra-state.c"

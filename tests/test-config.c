@@ -136,6 +136,8 @@ START_TEST(test_shipped_file) {
         ck_assert_int_eq(c->restore_on_exit, defaults->restore_on_exit);
         ck_assert_int_eq(c->external, defaults->external);
         ck_assert_uint_eq(ra_strv_length(c->ignore), ra_strv_length(defaults->ignore));
+        ck_assert_uint_eq(ra_strv_length(c->bdis), 1);
+        ck_assert_str_eq(c->bdis[0], defaults->bdis[0]);
         ck_assert_str_eq(c->state_dir, defaults->state_dir);
         ck_assert_uint_eq(c->n_sections, 0);
 }
