@@ -586,6 +586,19 @@ void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb) {
                 return;
         d->attrs.read_ahead_kb = kb;
 
+        /*
+         * mount(2) returns before a FUSE server answers INIT, and its answer
+         * lowers the window to the server's max_readahead: that is the
+         * server's word on what is behind it, the prior, not someone else's.
+         */
+        if (d->kind == RA_KIND_BDI && d->bdi.kind == RA_BDI_FUSE && kb < d->server_kb &&
+            d->decision.source == RA_SOURCE_PRIOR) {
+                log_info("%s: the FUSE server lowered the window to %" PRIu32 " KiB at INIT.", d->name, kb);
+                d->server_kb = kb;
+                ra_manager_tune_disk(m, d, "fuse init");
+                return;
+        }
+
         /* Yielding already: the target is whatever is there. */
         if (d->external) {
                 ra_manager_tune_disk(m, d, "external change");

@@ -22,7 +22,7 @@ mkdir "$T/mnt" "$T/mnt2" "$T/other"
 ra_config <<CONF
 [daemon]
 devices = $a $b
-bdis = $T/mnt $T/mnt2
+bdis = $T/mnt $T/mnt2 $T/fuse
 state_dir = $T/state
 CONF
 ra_start_daemon
@@ -109,7 +109,7 @@ ra_ok "pin: 1024 KiB kept under $uuid across a remount (new bdi $bdi); auto hand
 ra_config <<CONF
 [daemon]
 devices = $a $b
-bdis = $T/mnt $T/mnt2
+bdis = $T/mnt $T/mnt2 $T/fuse
 state_dir = $T/state
 [bdi:$T/mnt2]
 read_ahead_kb = 768
@@ -135,6 +135,32 @@ for ((i = 0; i < 200; i++)); do
 	unset 'RA_MOUNTS[-1]'
 done
 ra_ok "200 mounts: 768 KiB every time; in place at the first look after mount(2) in $at_return of 200"
+
+# FUSE: the window the server left at INIT (64 KiB here) is the prior, even
+# when radaemon sees the mount before the server answered; a pin raises it.
+mkdir "$T/fuse"
+"$RA_BUILDDIR/tests/ra-testfs" --files 2 --size-mib 16 --max-readahead-kb 64 "$T/fuse" ||
+	ra_fail "ra-testfs did not mount"
+RA_MOUNTS+=("$T/fuse")
+fuse=$(mountpoint -d "$T/fuse")
+ra_wait_for "show $fuse 2>/dev/null | grep -q '\"target_kb\":64'" ||
+	ra_fail "FUSE bdi $fuse: $(show "$fuse" 2>&1)"
+show "$fuse" >"$T/show.json"
+python3 - "$T/show.json" "$T/fuse" <<'PY' || ra_fail "FUSE bdi on D-Bus: $(cat "$T/show.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["kind"] == "bdi" and d["file_system"] == "fuse.ra-testfs" and d["mount_point"] == sys.argv[2], d
+assert d["transport"] == "fuse" and d["source"] == "prior" and "server" in d["reason"], d
+assert d["identity"] == "fuse:fuse.ra-testfs:ra-testfs@" + sys.argv[2], d
+PY
+[[ $(bdi_kb "$fuse") == 64 ]] || ra_fail "FUSE bdi $fuse holds $(bdi_kb "$fuse"), not the server's 64"
+"$RACONTROL" set "$fuse" 1024 >/dev/null || ra_fail "racontrol set $fuse 1024 failed"
+[[ $(bdi_kb "$fuse") == 1024 ]] || ra_fail "FUSE bdi $fuse is $(bdi_kb "$fuse") after set 1024"
+cat "$T/fuse/file-001" >/dev/null || ra_fail "cannot read from ra-testfs"
+umount "$T/fuse" || ra_fail "cannot unmount $T/fuse"
+unset 'RA_MOUNTS[-1]'
+ra_wait_log "^$fuse: unmounted"
+ra_ok "FUSE: $fuse at the server's 64 KiB (prior), pinned to 1024, forgotten at umount"
 ra_stop_daemon
 
 # The udev helper, as the rule runs it on a btrfs bdi's "add" (by hand here:
