@@ -199,6 +199,7 @@ ra_wait_log "^Swap: would change vm.page-cluster $saved_pc -> 0 \(prior, on star
 [[ $(page_cluster) == "$saved_pc" ]] || ra_fail "observe mode wrote page-cluster"
 ra_stop_daemon
 cat >>"$T/radaemon.conf" <<CONF
+[swap]
 page_cluster = 1
 [daemon]
 restore_on_exit = yes
