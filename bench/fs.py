@@ -474,8 +474,80 @@ def markdown(data):
                      f"{fixed} | {s['oracle']:.3g} @ {s['oracle_kb']} | {runs} | "
                      f"{fmt(s.get('last_ratio'))} | {fmt(s.get('together_ratio'))} | "
                      f"{fmt(s.get('worst_vs_default'))} |")
+    btrfs = [c for c in data["cells"] if c.get("knob") == "bdi"]
+    if btrfs:
+        lines += [""] + btrfs_markdown(data, btrfs)
     lines += ["", "Workloads:", ""] + [f"- `{w}` ({u}): {d}" for w, (u, d) in WORKLOADS.items()]
     return "\n".join(lines) + "\n"
+
+
+def _spread(runs):
+    scores = [r["score"] for r in runs]
+    return f"{statistics.median(scores):.3g} [{min(scores):.3g}-{max(scores):.3g}]"
+
+
+def _served(runs):
+    """What the model served in a run, median over runs: commands and MB read."""
+    dev = [r["device"] for r in runs if "device" in r]
+    if not dev:
+        return "-"
+    return (f"{statistics.median(d['reads'] for d in dev):.0f} cmds, "
+            f"{statistics.median(d['read_bytes'] for d in dev) / 1e6:.0f} MB")
+
+
+def btrfs_markdown(data, cells):
+    """The btrfs cells: the bdi's value swept, the kernel's 4096, radaemon against both."""
+    given = sorted({kb for c in cells for kb in c.get("kernel_bdi_kb", [])})
+    waits = [r.get("daemon_wait_s") for c in cells for r in c.get("radaemon", {}).get("runs", [])]
+    lines = ["## btrfs: the bdi's read_ahead_kb", "",
+             "A file on btrfs is read ahead with its mount's bdi (`/sys/class/bdi/btrfs-N`), not "
+             "the disk's `queue/read_ahead_kb`, and every mount makes a new bdi. A fixed run "
+             "writes its value to the new bdi after each fresh mount; the disks stay at the "
+             "kernel's 128 KiB. The kernel's own value is the *kernel* column: the fresh mounts "
+             f"of the fixed runs held {', '.join(map(str, given)) or '?'} KiB before the value was "
+             "written. radaemon gets the disks and `bdis = <mount point>`, and sets each new "
+             "bdi itself; a run starts once its decision on the new bdi is in its log (at most "
+             "5 s; waited "
+             + (f"{min(w for w in waits if w is not None):.3f}-{max(w for w in waits if w is not None):.3f} s"
+                if any(w is not None for w in waits) else "-")
+             + (f", {sum(w is None for w in waits)} runs without a decision" if None in waits else "")
+             + ").", "",
+             "| class | fs | workload | unit | kernel 4096 | best fixed | radaemon runs (bdi KiB at open) "
+             "| run/best | together/best | worst/kernel | load before, after |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    met_best = met_default = 0
+    for c in cells:
+        s = score_cell(c)
+        runs = c.get("radaemon", {}).get("runs", [])
+        kernel = c["points"].get(str(c["kernel_kb"]), [])
+        best = c["points"][str(s["oracle_kb"])]
+        fmt = lambda x: f"{x:.2f}" if x is not None else "-"
+        load = c.get("load")
+        lines.append(
+            f"| {c['class']} | {c['fs']} | {c['workload']} | {c['unit']} | "
+            f"{_spread(kernel) if kernel else '-'} | {s['oracle_kb']}: {_spread(best)} | "
+            + " ".join(f"{r['score']:.3g}({r['kb_at_open']})" for r in runs) + " | "
+            + " ".join(f"{x:.2f}" for x in s.get("run_ratios", [])) + " | "
+            f"{fmt(s.get('together_ratio'))} | {fmt(s.get('worst_vs_default'))} | "
+            + (f"{load[0][0]:.2f}, {load[1][0]:.2f}" if load else "-") + " |")
+        met_best += s.get("together_ratio", 0) >= 0.90
+        met_default += s.get("worst_vs_default", 0) >= 0.95
+    n = sum("radaemon" in c for c in cells)
+    lines += ["", f"Targets: every btrfs cell at least 0.90 of its best fixed bdi value (runs "
+                  f"together): {met_best} of {n}; no radaemon run more than 5 % below the kernel's "
+                  f"4096: {met_default} of {n}.", "",
+              "Every fixed value (median [min-max]; what the model served, median of the runs):", ""]
+    for c in cells:
+        lines.append(f"- {c['class']} {c['fs']} {c['workload']}: " + "; ".join(
+            f"{k}: {_spread(v)} ({_served(v)})" for k, v in c["points"].items()))
+        if "radaemon" in c:
+            lines.append("  - radaemon: " + "; ".join(
+                f"{r['score']:.3g} at {r['kb_at_open']} on {r.get('bdi')} ({_served([r])})"
+                for r in c["radaemon"]["runs"]))
+            # Its decisions without their reasons (the JSON has the whole log lines).
+            lines += [f"    - `{line.split('): ', 1)[0]})`"
+                      for line in c["radaemon"]["decisions"] if ": read_ahead_kb " in line]
+    return lines
 
 
 def main():
