@@ -178,7 +178,9 @@ class Device:
     def cgroup(self, mem_bytes=None):
         """The cgroup a workload runs in: this class's throttle, and a memory limit."""
         if mem_bytes not in self.groups:
-            tag = f"{self.cls.name}-{mem_bytes // MiB}M" if mem_bytes else self.cls.name
+            # The device's name too: fs.py has two devices of a class at once
+            # (ext4 and xfs on one class, or btrfs over two).
+            tag = f"{self.cls.name}-{self.name}" + (f"-{mem_bytes // MiB}M" if mem_bytes else "")
             self.groups[mem_bytes] = self.machine.cgroup(
                 tag, self.devnum, self.cls.iops, self.cls.bps, mem_bytes)
         return self.groups[mem_bytes]

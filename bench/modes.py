@@ -56,19 +56,24 @@ def run_fixed(machine, device, workload, kb, runtime):
 
 
 class Timeline:
-    """Polls read_ahead_kb every 20 ms in a thread: when each value came."""
+    """Polls read_ahead_kb every 20 ms in a thread: when each value came.
 
-    def __init__(self, name):
+    read: what to poll instead of the disk's read_ahead_kb (a btrfs bdi, which
+    is a new one at every mount); a None it returns (nothing mounted) is skipped.
+    """
+
+    def __init__(self, name, read=None):
         self.name = name
+        self.read = read or (lambda: read_kb(name))
         self.t0 = time.monotonic()
-        self.changes = [(0.0, read_kb(name))]
+        self.changes = [(0.0, self.read())]
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._poll, daemon=True)
 
     def _poll(self):
         while not self.done.wait(0.02):
-            kb = read_kb(self.name)
-            if kb != self.changes[-1][1]:
+            kb = self.read()
+            if kb is not None and kb != self.changes[-1][1]:
                 self.changes.append((round(time.monotonic() - self.t0, 2), kb))
 
     def __enter__(self):
