@@ -204,7 +204,6 @@ void ra_stack_prior(const RaStack *s, const uint32_t *leaf_prior_kb, RaBounds bo
         const RaStackDevice *top;
         const char *what;
         uint64_t kb, cap;
-        uint32_t clamped;
         Width w;
 
         *ret = (RaDecision){ .source = RA_SOURCE_PRIOR };
@@ -230,13 +229,7 @@ void ra_stack_prior(const RaStack *s, const uint32_t *leaf_prior_kb, RaBounds bo
 
         /* Then as for any disk: a small device never reads a large share of itself ahead. */
         cap = ra_policy_size_cap_kb(top->size_bytes);
-        clamped = (uint32_t) (kb < cap ? kb : cap);
-        if (clamped < bounds.min_kb)
-                clamped = bounds.min_kb;
-        if (clamped > bounds.max_kb)
-                clamped = bounds.max_kb;
-        clamped -= clamped % 4;
-        ret->kb = clamped < RA_KB_MIN ? RA_KB_MIN : clamped;
+        ret->kb = ra_policy_clamp_kb((uint32_t) (kb < cap ? kb : cap), bounds);
 
         if (ret->kb != (kb < cap ? kb : cap))
                 ra_reason_format(ret->reason,

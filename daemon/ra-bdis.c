@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 
 #include "ra-bdis.h"
+#include "ra-mounts.h"
 #include "ra-util.h"
 
 static int dup_field(char **field, const char *s) {
@@ -99,52 +100,45 @@ static bool have_superblock(const RaBdi *v, size_t n, dev_t dev) {
         return false;
 }
 
-int ra_bdis_scan(const char *mountinfo, const char *sysfs_root, RaBdi **ret, size_t *ret_n) {
-        struct libmnt_table *tb = mnt_new_table();
-        struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
-        struct libmnt_fs *fs;
-        RaBdi *v = NULL;
-        size_t n = 0;
+typedef struct Scan {
+        const char *sysfs_root;
+        RaBdi *v;
+        size_t n;
+} Scan;
+
+static int scan_mount(struct libmnt_fs *fs, void *userdata) {
+        Scan *s = userdata;
+        RaBdi b, *grown;
         int r;
 
-        if (!tb || !it) {
-                r = -ENOMEM;
-                goto finish;
-        }
-        r = mnt_table_parse_file(tb, mountinfo);
-        if (r < 0)
-                goto finish;
-
-        while (r >= 0 && mnt_table_next_fs(tb, it, &fs) == 0) {
-                RaBdi b, *grown;
-
-                /* Bind mounts and subvolumes: one superblock, one bdi, named by its first mount. */
-                if (have_superblock(v, n, mnt_fs_get_devno(fs)))
-                        continue;
-                r = bdi_of_mount(fs, sysfs_root, &b);
-                if (r <= 0) {
-                        ra_bdi_clear(&b);
-                        continue;
-                }
-                grown = reallocarray(v, n + 1, sizeof(RaBdi));
-                if (!grown) {
-                        ra_bdi_clear(&b);
-                        r = -ENOMEM;
-                        break;
-                }
-                v = grown;
-                v[n++] = b;
-                r = 0;
-        }
-
-finish:
-        mnt_free_iter(it);
-        mnt_unref_table(tb);
-        if (r < 0) {
-                ra_bdi_array_free(v, n);
+        /* Bind mounts and subvolumes: one superblock, one bdi, named by its first mount. */
+        if (have_superblock(s->v, s->n, mnt_fs_get_devno(fs)))
+                return 0;
+        r = bdi_of_mount(fs, s->sysfs_root, &b);
+        if (r <= 0) {
+                ra_bdi_clear(&b);
                 return r;
         }
-        *ret = v;
-        *ret_n = n;
+        grown = reallocarray(s->v, s->n + 1, sizeof(RaBdi));
+        if (!grown) {
+                ra_bdi_clear(&b);
+                return -ENOMEM;
+        }
+        s->v = grown;
+        s->v[s->n++] = b;
+        return 0;
+}
+
+int ra_bdis_scan(const char *mountinfo, const char *sysfs_root, RaBdi **ret, size_t *ret_n) {
+        Scan s = { .sysfs_root = sysfs_root };
+        int r;
+
+        r = ra_mounts_foreach(mountinfo, scan_mount, &s);
+        if (r < 0) {
+                ra_bdi_array_free(s.v, s.n);
+                return r;
+        }
+        *ret = s.v;
+        *ret_n = s.n;
         return 0;
 }

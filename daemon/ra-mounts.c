@@ -69,7 +69,7 @@ static int add_partitions(DevList *l, const char *sysfs_root, dev_t disk) {
         return r;
 }
 
-static int add_mounts(RaSbMap *map, const char *mountinfo, const DevList *l) {
+int ra_mounts_foreach(const char *mountinfo, RaMountFunc f, void *userdata) {
         struct libmnt_table *tb = mnt_new_table();
         struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
         struct libmnt_fs *fs;
@@ -80,25 +80,30 @@ static int add_mounts(RaSbMap *map, const char *mountinfo, const DevList *l) {
                 goto finish;
         }
         r = mnt_table_parse_file(tb, mountinfo);
-        if (r < 0)
-                goto finish;
-
-        while (r >= 0 && mnt_table_next_fs(tb, it, &fs) == 0) {
-                dev_t dev = mnt_fs_get_devno(fs);
-
-                if (major(dev) == 0) {
-                        if (minor(dev) != 0)
-                                r = ra_sbmap_add_anon(map, ra_kdev(dev));
-                        continue;
-                }
-                for (size_t i = 0; i < l->n && r >= 0; i++)
-                        if (l->devs[i] == dev)
-                                r = ra_sbmap_add(map, ra_kdev(dev), 0, l->knobs[i]);
-        }
+        while (r >= 0 && mnt_table_next_fs(tb, it, &fs) == 0)
+                r = f(fs, userdata);
 
 finish:
         mnt_free_iter(it);
         mnt_unref_table(tb);
+        return r < 0 ? r : 0;
+}
+
+typedef struct AddMount {
+        RaSbMap *map;
+        const DevList *l;
+} AddMount;
+
+static int add_mount(struct libmnt_fs *fs, void *userdata) {
+        AddMount *a = userdata;
+        dev_t dev = mnt_fs_get_devno(fs);
+        int r = 0;
+
+        if (major(dev) == 0)
+                return minor(dev) != 0 ? ra_sbmap_add_anon(a->map, ra_kdev(dev)) : 0;
+        for (size_t i = 0; i < a->l->n && r >= 0; i++)
+                if (a->l->devs[i] == dev)
+                        r = ra_sbmap_add(a->map, ra_kdev(dev), 0, a->l->knobs[i]);
         return r;
 }
 
@@ -119,7 +124,7 @@ int ra_mounts_build(const char *mountinfo, const char *sysfs_root, const dev_t *
                 r = ra_sbmap_add(&map, 0, ra_kdev(l.devs[i]), l.knobs[i]);
 
         if (r >= 0)
-                r = add_mounts(&map, mountinfo, &l);
+                r = ra_mounts_foreach(mountinfo, add_mount, &(AddMount){ .map = &map, .l = &l });
 
         devlist_clear(&l);
         if (r < 0) {

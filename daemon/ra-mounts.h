@@ -6,6 +6,15 @@
 
 #include "ra-sbmap.h"
 
+struct libmnt_fs;
+
+/*
+ * Calls f for every mount of a mountinfo file (read with libmount), in
+ * order, until f returns a negative errno, which is returned.
+ */
+typedef int (*RaMountFunc)(struct libmnt_fs *fs, void *userdata);
+int ra_mounts_foreach(const char *mountinfo, RaMountFunc f, void *userdata);
+
 /*
  * Builds the superblock map of the managed disks: each disk's raw inode and
  * its partitions' (from sysfs), and every file system mounted on one of them
