@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/sysmacros.h>
 
 #include "ra-bdis.h"
 #include "ra-bdiwatch.h"
@@ -21,14 +20,11 @@
  * sysfs and mountinfo, and decides only for bdis it has not seen before.
  */
 
-static RaDisk *find_disk_by_devnum(Manager *m, dev_t dev) {
-        for (size_t i = 0; i < m->n_disks; i++)
-                if (m->disks[i]->kind == RA_KIND_DISK && m->disks[i]->devnum == dev)
-                        return m->disks[i];
-        return NULL;
-}
-
-/* The disks beneath managed bdis: their block requests are a file system's, not raw reads. */
+/*
+ * The disks beneath managed bdis (ra_disk_update_bdi() named them, a
+ * partition by its disk): their block requests are a file system's, not raw
+ * reads.
+ */
 static void mark_beneath(Manager *m) {
         for (size_t i = 0; i < m->n_disks; i++)
                 m->disks[i]->beneath_bdi = false;
@@ -37,23 +33,10 @@ static void mark_beneath(Manager *m) {
 
                 if (b->kind != RA_KIND_BDI)
                         continue;
-                for (size_t j = 0; j < b->bdi.n_beneath; j++) {
-                        RaDisk *d = find_disk_by_devnum(m, b->bdi.beneath[j]);
-                        char link[64], disk[64];
+                for (size_t j = 0; b->beneath_names && b->beneath_names[j]; j++) {
+                        RaDisk *d = ra_manager_find_disk(m, b->beneath_names[j]);
 
-                        /* A partition: its disk is the one managed. */
-                        if (!d) {
-                                (void) snprintf(link, sizeof(link), "/sys/dev/block/%u:%u/..",
-                                                major(b->bdi.beneath[j]), minor(b->bdi.beneath[j]));
-                                _cleanup_close_ int fd = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                                if (fd >= 0 && ra_read_file_at(fd, "dev", disk, sizeof(disk)) >= 0) {
-                                        unsigned ma, mi;
-
-                                        if (sscanf(disk, "%u:%u", &ma, &mi) == 2)
-                                                d = find_disk_by_devnum(m, makedev(ma, mi));
-                                }
-                        }
-                        if (d)
+                        if (d && d->kind == RA_KIND_DISK)
                                 d->beneath_bdi = true;
                 }
         }

@@ -95,7 +95,7 @@ static const char *get_udev_property(void *userdata, const char *key) {
         return udev_device_get_property_value(userdata, key);
 }
 
-static int read_beneath(struct udev *udev, dev_t dev, RaDeviceAttrs *ret);
+static int read_beneath(struct udev_device *u, RaDeviceAttrs *ret);
 
 /*
  * A device on top of others (dm: LUKS, LVM; md RAID) is read through its
@@ -146,7 +146,7 @@ static void read_stack(RaDisk *d, struct udev *udev) {
 
                 if (!u)
                         continue;
-                r = read_beneath(udev, udev_device_get_devnum(u), &a);
+                r = read_beneath(u, &a);
                 udev_device_unref(u);
                 if (r < 0)
                         continue;
@@ -249,26 +249,21 @@ void ra_disk_snapshot_clear(RaDiskSnapshot *s) {
 
 /* --- bdis ------------------------------------------------------------------ */
 
-/* A device a bdi reads from, as radaemon reads disks: a partition stands for its disk. */
-static int read_beneath(struct udev *udev, dev_t dev, RaDeviceAttrs *ret) {
-        struct udev_device *u = udev_device_new_from_devnum(udev, 'b', dev), *disk = u;
+/* A device beneath a bdi or a stack, read as radaemon reads disks: a partition stands for its disk. */
+static int read_beneath(struct udev_device *u, RaDeviceAttrs *ret) {
+        struct udev_device *disk = u;
         _cleanup_close_ int sysfd = -1;
         const char *bad_attr = NULL, *bad_property = NULL, *syspath;
         int r;
 
-        if (!u)
-                return -ENODEV;
         if (ra_streq(udev_device_get_devtype(u), "partition"))
                 disk = udev_device_get_parent_with_subsystem_devtype(u, "block", "disk");
         syspath = disk ? udev_device_get_syspath(disk) : NULL;
         sysfd = syspath ? open(syspath, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-        if (sysfd < 0) {
-                udev_device_unref(u);
+        if (sysfd < 0)
                 return -ENODEV;
-        }
         r = ra_device_read(ret, udev_device_get_sysname(disk), sysfd, syspath, get_udev_property, disk,
                            &bad_attr, &bad_property);
-        udev_device_unref(u);
         return r == -EINVAL ? 0 : r;
 }
 
@@ -282,9 +277,12 @@ static int read_beneath_all(RaDisk *d, struct udev *udev) {
                 return -ENOMEM;
         for (size_t i = 0; i < d->bdi.n_beneath && r >= 0; i++) {
                 _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
+                struct udev_device *u = udev_device_new_from_devnum(udev, 'b', d->bdi.beneath[i]);
                 RaDecision prior;
+                int k = u ? read_beneath(u, &a) : -ENODEV;
 
-                if (read_beneath(udev, d->bdi.beneath[i], &a) < 0)
+                udev_device_unref(u);
+                if (k < 0)
                         continue; /* going away; its file system with it */
                 ra_policy_prior(&a, any, &prior);
                 kb[i] = prior.kb;

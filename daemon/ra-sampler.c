@@ -219,8 +219,9 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
                 return;
         }
 
+        r = 0;
         if (d->kind == RA_KIND_BDI)
-                read_bdi_counters(d, &stat), r = 0;
+                read_bdi_counters(d, &stat);
         else
                 r = read_counters(sysfd, &stat);
         if (r < 0) {

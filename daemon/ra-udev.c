@@ -264,12 +264,11 @@ int ra_udev_enumerate(Manager *m, const char *event) {
  * "change" of one radaemon holds is an administrator's new udev properties:
  * it is read again from the start.
  */
-static void bdi_event(Manager *m, struct udev_device *dev, const char *action, bool *scan) {
+static void bdi_event(Manager *m, struct udev_device *dev, const char *action) {
         RaDisk *d = ra_manager_find_disk(m, udev_device_get_sysname(dev) ?: "");
 
         if (d && d->kind == RA_KIND_BDI && ra_streq(action, "change"))
                 ra_manager_forget_disk(m, d, LOG_INFO, "changed by udev; reading it again.");
-        *scan = true;
 }
 
 static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -291,9 +290,10 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
 
                 action = udev_device_get_action(dev) ?: "change";
                 log_debug("%s: %s event.", udev_device_get_sysname(dev), action);
-                if (ra_streq(udev_device_get_subsystem(dev), "bdi"))
-                        bdi_event(m, dev, action, &bdis);
-                else
+                if (ra_streq(udev_device_get_subsystem(dev), "bdi")) {
+                        bdi_event(m, dev, action);
+                        bdis = true;
+                } else
                         batch_add(m, &batch, dev, action);
                 udev_device_unref(dev);
         }
