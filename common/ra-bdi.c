@@ -56,6 +56,18 @@ void ra_bdi_array_free(RaBdi *v, size_t n) {
         free(v);
 }
 
+void ra_bdi_keys(const RaBdi *b, const char *ret[static 4]) {
+        size_t n = 0;
+
+        if (b->name)
+                ret[n++] = b->name;
+        if (b->mountpoint)
+                ret[n++] = b->mountpoint;
+        if (b->fs_type)
+                ret[n++] = b->fs_type;
+        ret[n] = NULL;
+}
+
 bool ra_bdi_exists(const char *sysfs_root, const char *name) {
         _cleanup_free_ char *path = NULL;
 

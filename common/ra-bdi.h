@@ -66,6 +66,13 @@ void ra_bdi_array_free(RaBdi *v, size_t n);
  */
 int ra_bdi_read_btrfs(const char *sysfs_root, const char *device_name, RaBdi *b);
 
+/*
+ * The words a bdis= glob or a [bdi:GLOB] section is matched against: the
+ * bdi's name, mount point and file system type, those known (a btrfs being
+ * mounted has no mount point yet). ret ends with NULL.
+ */
+void ra_bdi_keys(const RaBdi *b, const char *ret[static 4]);
+
 /* True when <sysfs_root>/class/bdi/<name> exists. */
 bool ra_bdi_exists(const char *sysfs_root, const char *name);
 

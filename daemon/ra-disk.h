@@ -74,6 +74,7 @@ typedef struct RaDisk {
         uint32_t *beneath_kb; /* their priors, one per bdi.beneath */
         RaDecision bdi_prior;
         uint32_t server_kb;
+        bool reread; /* udevd has finished an event of it: read its properties again at the next scan */
         /* RA_KIND_DISK: a managed bdi reads through this disk, so its block requests are a file system's. */
         bool beneath_bdi;
         /* RA_KIND_DISK on top of others (dm, md): the stack, its leaves' priors in beneath_kb. */

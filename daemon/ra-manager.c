@@ -314,8 +314,9 @@ void ra_manager_tune_disk(Manager *m, RaDisk *d, const char *event) {
         bool news;
 
         if (d->kind == RA_KIND_BDI) {
-                const char *keys[] = { d->name, d->bdi.mountpoint, d->bdi.fs_type, NULL };
+                const char *keys[4];
 
+                ra_bdi_keys(&d->bdi, keys);
                 ra_settings_for_bdi(m->config, m->state, keys, d->identity, &d->settings);
                 ra_bdi_prior(&d->bdi, d->beneath_kb, d->server_kb, ra_policy_bounds(&d->attrs, &d->settings),
                              &d->bdi_prior);

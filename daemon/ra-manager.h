@@ -33,6 +33,7 @@ typedef struct Manager {
         char *learning_off;      /* why nothing can be learned (no tracefs); NULL when learning works */
         RaSbMap sbmap;           /* superblock -> managed disk, for the page-cache events */
         sd_event_source *mountinfo_source; /* /proc/self/mountinfo changes: the map follows */
+        struct RaBdiEarly *bdi_early;      /* btrfs bdis decided while their mount runs (ra-bdiwatch.c) */
 
         char *config_path;  /* --config FILE, or NULL for the installed files */
         bool force_observe; /* --observe */

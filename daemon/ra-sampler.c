@@ -287,9 +287,9 @@ static void update_superblocks(Manager *m) {
                         disks[n++] = m->disks[i]->devnum;
 
         r = ra_mounts_build("/proc/self/mountinfo", "/sys", disks, n, &m->sbmap);
-        /* A bdi's files: its superblock's, whose dev is the bdi's devnum here. */
+        /* A bdi's files: its superblock's, whose dev is the bdi's devnum here (0 while it mounts). */
         for (size_t i = 0; i < m->n_disks && r >= 0; i++)
-                if (m->disks[i]->kind == RA_KIND_BDI)
+                if (m->disks[i]->kind == RA_KIND_BDI && m->disks[i]->devnum != 0)
                         r = ra_sbmap_add(&m->sbmap, ra_kdev(m->disks[i]->devnum), 0, m->disks[i]->devnum);
         if (r < 0) {
                 log_warning_errno(r, "Cannot map file systems to disks, ignoring: %m");

@@ -260,15 +260,15 @@ int ra_udev_enumerate(Manager *m, const char *event) {
 
 /*
  * A bdi's "add" comes before its mount is in mountinfo, and its "remove"
- * after the mount is gone: both are settled by a scan of the mounts. A
- * "change" of one radaemon holds is an administrator's new udev properties:
- * it is read again from the start.
+ * after the mount is gone: both are settled by a scan of the mounts. Once
+ * udevd has finished an "add" or a "change" of one radaemon holds, the
+ * properties its rules set are there: the scan reads them again.
  */
 static void bdi_event(Manager *m, struct udev_device *dev, const char *action) {
         RaDisk *d = ra_manager_find_disk(m, udev_device_get_sysname(dev) ?: "");
 
-        if (d && d->kind == RA_KIND_BDI && ra_streq(action, "change"))
-                ra_manager_forget_disk(m, d, LOG_INFO, "changed by udev; reading it again.");
+        if (d && d->kind == RA_KIND_BDI && (ra_streq(action, "add") || ra_streq(action, "change")))
+                d->reread = true;
 }
 
 static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {

@@ -5,6 +5,7 @@
 # over D-Bus under the file system's UUID across mounts, and is put back by
 # Restore. A btrfs outside bdis= is never touched. Then 200 mounts: the value
 # is radaemon's every time, and how soon after mount(2) returned is counted.
+# Named by its bdi, a btrfs is decided before mount(2) returns.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 command -v mkfs.btrfs >/dev/null || ra_fail "mkfs.btrfs is missing: ./install-deps installs btrfs-progs"
@@ -135,6 +136,45 @@ for ((i = 0; i < 200; i++)); do
 	unset 'RA_MOUNTS[-1]'
 done
 ra_ok "200 mounts: 768 KiB every time; in place at the first look after mount(2) in $at_return of 200"
+
+# Named by bdi name or type, a btrfs is decided while mount(2) runs: from the
+# kernel's uevent for its bdi and the link btrfs makes to it, before the mount
+# is in mountinfo. Mounted in a mount namespace of its own, it never is in
+# radaemon's: only that way can it be decided, and it is forgotten when its
+# bdi goes. The name is foreseen: the next bdi made this way is btrfs-(N+1)
+# after btrfs-N.
+mount_btrfs "/dev/$b" "$T/other"
+n=$(bdi_of "/dev/$b")
+n=${n#btrfs-}
+umount_btrfs "$T/other"
+ra_config <<CONF
+[daemon]
+devices = $a $b
+bdis = $T/mnt $T/mnt2 $T/fuse btrfs-$((n + 1))
+state_dir = $T/state
+CONF
+"$RACONTROL" reload >/dev/null || ra_fail "reload failed"
+bdi=btrfs-$((n + 1))
+unshare -m --propagation private bash -c '
+	mount -t btrfs "/dev/$1" "$2" || exit 1
+	[[ -e /sys/class/bdi/$3 ]] || { umount "$2"; exit 2; }
+	for ((i = 0; i < 500; i++)); do
+		[[ $(cat "/sys/class/bdi/$3/read_ahead_kb") == "$4" ]] && break
+		sleep 0.01
+	done
+	umount "$2"
+	((i < 500)) || exit 3' early "$b" "$T/other" "$bdi" "$disk_prior"
+case $? in
+0) ;;
+2) ra_fail "the mount made another bdi than $bdi: another came between" ;;
+3) ra_fail "$bdi, mounted where radaemon cannot see it, stayed at the kernel's value, not $disk_prior" ;;
+*) ra_fail "cannot mount /dev/$b in a mount namespace of its own" ;;
+esac
+ra_wait_log "^$bdi: unmounted"
+grep -q "^$bdi: btrfs being mounted (btrfs:" "$T/daemon.log" || ra_fail "$bdi: $(grep "^$bdi" "$T/daemon.log")"
+grep -q "^$bdi: read_ahead_kb 4096 -> $disk_prior KiB (prior, on mount)" "$T/daemon.log" ||
+	ra_fail "$bdi: $(grep "^$bdi" "$T/daemon.log")"
+ra_ok "$bdi named in bdis=, mounted out of radaemon's sight: $disk_prior KiB while mount(2) ran, forgotten after"
 
 # FUSE: the window the server left at INIT (64 KiB here) is the prior, even
 # when radaemon sees the mount before the server answered; a pin raises it.

@@ -176,12 +176,31 @@ START_TEST(test_prior) {
 }
 END_TEST
 
+/* bdis= and [bdi:GLOB] see the words known: a btrfs being mounted has no mount point yet. */
+START_TEST(test_keys) {
+        RaBdi b = { .name = (char *) "btrfs-7", .fs_type = (char *) "btrfs" };
+        const char *keys[4];
+
+        ra_bdi_keys(&b, keys);
+        ck_assert_str_eq(keys[0], "btrfs-7");
+        ck_assert_str_eq(keys[1], "btrfs");
+        ck_assert_ptr_null(keys[2]);
+
+        b.mountpoint = (char *) "/srv";
+        ra_bdi_keys(&b, keys);
+        ck_assert_str_eq(keys[1], "/srv");
+        ck_assert_str_eq(keys[2], "btrfs");
+        ck_assert_ptr_null(keys[3]);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("bdi");
         TCase *tc = tcase_create("bdi");
 
         tcase_add_test(tc, test_scan);
         tcase_add_test(tc, test_prior);
+        tcase_add_test(tc, test_keys);
         suite_add_tcase(s, tc);
         return test_run(s);
 }
