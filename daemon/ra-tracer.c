@@ -416,7 +416,7 @@ static int drain_cpu(RaTracer *t, int fd, uint8_t *page) {
                 if (n == 0)
                         return 0;
                 /* A page cut short or not understood is skipped: the next one starts afresh. */
-                (void) ra_trace_page_parse(&t->format, page, (size_t) n, collect, t);
+                (void) ra_trace_page_parse(&t->format, 1, page, (size_t) n, collect, t);
                 if (t->evidence >= RA_EVIDENCE_FILEMAP)
                         (void) ra_pcache_page_parse(&t->pformat, page, (size_t) n, collect_pcache, t);
         }
