@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ra-macro.h"
 #include "ra-trace.h"
 
 /* The ring buffer's event header: a 5-bit type_len, then a 27-bit time delta. */
@@ -124,6 +125,16 @@ int ra_trace_event_id(const char *event_format, uint16_t *ret) {
         return 0;
 }
 
+/* The "name: N" line, the first as the kernel writes it: is it block_bio_queue? */
+static bool is_bio_event(const char *event_format) {
+        const char *name =
+                strncmp(event_format, "name: ", 6) == 0 ? event_format : strstr(event_format, "\nname: ");
+
+        if (name && *name == '\n')
+                name++;
+        return name && strncmp(name + 6, "block_bio_queue", 15) == 0 && IN_SET(name[6 + 15], '\n', '\0');
+}
+
 int ra_trace_format_parse(const char *header_page, const char *event_format, RaTraceFormat *ret) {
         RaTraceFormat f = {};
         RaTracePage page;
@@ -135,6 +146,7 @@ int ra_trace_format_parse(const char *header_page, const char *event_format, RaT
         r = ra_trace_event_id(event_format, &f.id);
         if (r < 0)
                 return r;
+        f.bio = is_bio_event(event_format);
 
         /* A field not found keeps size 0, which the checks below refuse; native integers only. */
         ra_trace_fields_scan(event_format, found_event, &f);
@@ -165,7 +177,7 @@ static bool field_fits(RaTraceField f, size_t length) {
         return (size_t) f.offset + f.size <= length;
 }
 
-/* One record; false if it is not a block_rq_issue record this can read. */
+/* One record; false if it is not a record of f's event this can read. */
 static bool parse_record(const RaTraceFormat *f, const uint8_t *rec, size_t length, uint64_t time_ns,
                          RaTraceEvent *ret) {
         uint16_t type;
@@ -192,6 +204,7 @@ static bool parse_record(const RaTraceFormat *f, const uint8_t *rec, size_t leng
                 .time_ns = time_ns,
                 .major = dev >> 20,
                 .minor = dev & ((1u << 20) - 1),
+                .bio = f->bio,
                 .read = read,
                 .readahead = readahead,
                 .sector = read_u64(rec + f->sector.offset),
@@ -270,9 +283,10 @@ int ra_trace_page_walk(const RaTracePage *f, const void *page, size_t size, RaTr
         return n;
 }
 
-/* Hands the block_rq_issue records of a page to the caller's function. */
+/* Hands the records of a page of the events asked for to the caller's function. */
 typedef struct PageParse {
-        const RaTraceFormat *format;
+        const RaTraceFormat *formats;
+        size_t n_formats;
         RaTraceEventFn fn;
         void *userdata;
         int n;
@@ -282,16 +296,19 @@ static void parse_one(void *userdata, uint64_t time_ns, const uint8_t *rec, size
         PageParse *pp = userdata;
         RaTraceEvent e;
 
-        if (parse_record(pp->format, rec, length, time_ns, &e)) {
-                pp->fn(pp->userdata, &e);
-                pp->n++;
-        }
+        for (size_t i = 0; i < pp->n_formats; i++)
+                if (parse_record(&pp->formats[i], rec, length, time_ns, &e)) {
+                        pp->fn(pp->userdata, &e);
+                        pp->n++;
+                        return;
+                }
 }
 
-int ra_trace_page_parse(const RaTraceFormat *f, const void *page, size_t size, RaTraceEventFn fn,
-                        void *userdata) {
-        RaTracePage layout = { .commit_size = f->commit_size, .data_offset = f->data_offset };
-        PageParse pp = { .format = f, .fn = fn, .userdata = userdata };
+int ra_trace_page_parse(const RaTraceFormat *formats, size_t n, const void *page, size_t size,
+                        RaTraceEventFn fn, void *userdata) {
+        RaTracePage layout = { .commit_size = formats[0].commit_size,
+                               .data_offset = formats[0].data_offset };
+        PageParse pp = { .formats = formats, .n_formats = n, .fn = fn, .userdata = userdata };
         int r;
 
         r = ra_trace_page_walk(&layout, page, size, parse_one, &pp);

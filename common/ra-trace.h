@@ -6,21 +6,31 @@
 #include <stdint.h>
 
 /*
- * Per-request detail from the block:block_rq_issue tracepoint: what the
- * counters in /sys/block/<dev>/stat cannot say. Those show how many bytes a
+ * Per-request detail from the block:block_rq_issue tracepoint (per-bio
+ * detail from block:block_bio_queue for bio-based devices, see below): what
+ * the counters in /sys/block/<dev>/stat cannot say. Those show how many bytes a
  * device reads in how many requests, but not whether the requests follow each
  * other: a sequential stream and random mmap faults with read-around both
  * make requests as large as the readahead window. The tracepoint gives each
  * request's start sector, so a request that starts where an earlier one ended
  * (give or take a window: the block layer reorders a little) continues a
  * stream, and one that does not is a jump.
+ *
+ * Bio-based devices (dm, md, zram: no blk-mq queue, so no /sys/block/<dev>/mq)
+ * issue no requests of their own: block_rq_issue fires only on the disks
+ * beneath them, if any. What they are asked to read shows as
+ * block_bio_queue on the device itself, a bio as submitted, with the same
+ * fields. A bio on a request-based disk fires block_bio_queue too, before
+ * the block layer merges it into requests, so a device is accounted from
+ * one of the two events, never both.
  */
 
-/* One read request, from a block_rq_issue record. */
+/* One read request, from a block_rq_issue record, or one bio, from a block_bio_queue record. */
 typedef struct RaTraceEvent {
         uint64_t time_ns; /* the ring buffer's clock: orders events of different CPUs */
         uint32_t major;
         uint32_t minor;
+        bool bio; /* from block_bio_queue */
         bool read;
         bool readahead; /* "A" in rwbs: issued by the readahead code */
         uint64_t sector;
@@ -40,7 +50,8 @@ typedef struct RaTraceField {
 } RaTraceField;
 
 typedef struct RaTraceFormat {
-        uint16_t id;            /* common_type of block_rq_issue records */
+        uint16_t id;            /* common_type of the event's records */
+        bool bio;               /* the event is block_bio_queue, not block_rq_issue */
         RaTraceField dev;       /* major << 20 | minor */
         RaTraceField sector;    /* first sector */
         RaTraceField nr_sector; /* length in sectors */
@@ -75,20 +86,22 @@ int ra_trace_page_walk(const RaTracePage *f, const void *page, size_t size, RaTr
                        void *userdata);
 
 /*
- * Parses events/header_page and events/block/block_rq_issue/format.
+ * Parses events/header_page and events/block/block_rq_issue/format, or
+ * block_bio_queue's (the format's name line says which: bio is set for it).
  * -EINVAL when a field is missing or has a size this cannot read.
  */
 int ra_trace_format_parse(const char *header_page, const char *event_format, RaTraceFormat *ret);
 
 /*
  * Parses one page read from a per_cpu/cpuN/trace_pipe_raw and hands every
- * block_rq_issue record of it to fn, in order. Returns the number of records
- * handed over, or -EINVAL for a page that does not parse (the records before
- * the fault are handed over all the same).
+ * record of it of one of the n events in formats (which share the page
+ * layout) to fn, in order. Returns the number of records handed over, or
+ * -EINVAL for a page that does not parse (the records before the fault are
+ * handed over all the same).
  */
 typedef void (*RaTraceEventFn)(void *userdata, const RaTraceEvent *e);
-int ra_trace_page_parse(const RaTraceFormat *f, const void *page, size_t size, RaTraceEventFn fn,
-                        void *userdata);
+int ra_trace_page_parse(const RaTraceFormat *formats, size_t n, const void *page, size_t size,
+                        RaTraceEventFn fn, void *userdata);
 
 #define RA_TRACE_STREAMS 8
 #define RA_TRACE_SIZE_BUCKETS 16 /* 4 KiB << n */

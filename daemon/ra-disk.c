@@ -206,6 +206,15 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
         if (r < 0)
                 return r;
 
+        /*
+         * The kernel makes the mq directory for every blk-mq queue, and since
+         * Linux 5.0 (the legacy request path gone) every request-based queue
+         * is one; bio-based devices have none. (Recent kernels, this 6.18,
+         * also hide their queue's scheduler and nr_requests; older ones show
+         * both, the scheduler as "none" as for some blk-mq queues.)
+         */
+        d->bio_based = faccessat(sysfd, "mq", F_OK, 0) < 0 && errno == ENOENT;
+
         read_stack(d, udev_device_get_udev(dev));
         return props;
 }

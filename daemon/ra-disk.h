@@ -45,6 +45,11 @@ typedef struct RaDisk {
         dev_t devnum;
 
         RaDeviceAttrs attrs;
+        /*
+         * RA_KIND_DISK without a blk-mq queue (dm, md, zram): it issues no
+         * requests of its own, and the tracer sees its reads as bios.
+         */
+        bool bio_based;
         RaSettings settings;
         RaDecision decision;
 

@@ -106,7 +106,8 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
 
         *ret = (RaObservation){
                 .window_kb = kb,
-                .traced = m->tracer != NULL,
+                /* A bio-based device on a kernel without block_bio_queue has its counters only. */
+                .traced = m->tracer && (!d->bio_based || ra_tracer_sees_bios(m->tracer)),
                 .evidence = m->tracer ? ra_tracer_evidence(m->tracer) : RA_EVIDENCE_NONE,
         };
         if (!baseline)
@@ -249,7 +250,13 @@ static void on_trace_event(void *userdata, const RaTraceEvent *e) {
                 RaDisk *d = m->disks[i];
 
                 if (major(d->devnum) == e->major && minor(d->devnum) == e->minor) {
-                        ra_trace_account_add(&d->trace, e, d->attrs.read_ahead_kb);
+                        /*
+                         * One event per device: a request-based disk's bios (taken
+                         * when the filter could not name every device) would count
+                         * its reads twice, before and after merging.
+                         */
+                        if (e->bio == d->bio_based)
+                                ra_trace_account_add(&d->trace, e, d->attrs.read_ahead_kb);
                         return;
                 }
         }
@@ -306,13 +313,21 @@ static void drain_tracer(Manager *m) {
         int r;
 
         if (m->tracer_dirty) {
-                _cleanup_free_ dev_t *devices = calloc(m->n_disks + 1, sizeof(dev_t));
+                _cleanup_free_ dev_t *requests = calloc(m->n_disks + 1, sizeof(dev_t));
+                _cleanup_free_ dev_t *bios = calloc(m->n_disks + 1, sizeof(dev_t));
+                size_t n_requests = 0, n_bios = 0;
 
-                for (size_t i = 0; devices && i < m->n_disks; i++)
-                        devices[i] = m->disks[i]->devnum;
-                r = devices ? ra_tracer_set_devices(m->tracer, devices, m->n_disks) : -ENOMEM;
+                for (size_t i = 0; requests && bios && i < m->n_disks; i++)
+                        if (m->disks[i]->bio_based)
+                                bios[n_bios++] = m->disks[i]->devnum;
+                        else
+                                requests[n_requests++] = m->disks[i]->devnum;
+                r = requests && bios ? ra_tracer_set_devices(m->tracer, requests, n_requests, bios, n_bios)
+                                     : -ENOMEM;
                 if (r < 0)
                         log_warning_errno(r, "Cannot set the tracer's device filter, ignoring: %m");
+                else if (n_bios > 0 && ra_tracer_sees_bios(m->tracer))
+                        log_debug("Tracing the bios of %zu bio-based devices.", n_bios);
                 if (ra_tracer_evidence(m->tracer) >= RA_EVIDENCE_FILEMAP)
                         update_superblocks(m);
                 m->tracer_dirty = false;

@@ -16,18 +16,28 @@
 /* One instance per daemon ("radaemon.<pid>"): two daemons (tests, benchmarks) must not share one. */
 #define INSTANCE_PREFIX "radaemon."
 #define EVENT "events/block/block_rq_issue/"
+/*
+ * On only while a bio-based device is managed: it fires for every bio
+ * submitted to any device (a request-based disk's bios too, before they are
+ * merged into requests), and each one costs a copy of its fields and the
+ * filter's test, whether the filter keeps it or not.
+ */
+#define BIO_EVENT "events/block/block_bio_queue/"
 /* Per CPU: some 3500 requests, or as many page-cache reads, an interval. */
 #define BUFFER_KB "512"
 /* One interval's reading per CPU, at most: a storm of tiny requests costs no more than this. */
 #define DRAIN_MAX_BYTES (1024 * 1024)
 /* The kernel refuses a filter of a page or more. */
 #define FILTER_MAX 4000
+#define FILTER_SIZE (FILTER_MAX + 64)
 /* The format files are a few KiB. */
 #define FORMAT_MAX 16384
 
 struct RaTracer {
         char *dir;
-        RaTraceFormat format;
+        /* block_rq_issue's, then block_bio_queue's (id 0 where the kernel has none) */
+        RaTraceFormat formats[2];
+        bool bio_on;      /* block_bio_queue is enabled */
         size_t page_size; /* what one read of trace_pipe_raw returns */
         int *cpus;        /* per_cpu/cpuN/trace_pipe_raw */
         size_t n_cpus;
@@ -78,6 +88,8 @@ RaTracer *ra_tracer_close(RaTracer *t) {
         free(t->pevents);
         if (t->dir) {
                 (void) write_attr(t, EVENT "enable", "0");
+                if (t->bio_on)
+                        (void) write_attr(t, BIO_EVENT "enable", "0");
                 for (RaPcacheKind k = 0; k < _RA_PCACHE_KIND_MAX; k++)
                         if (t->pformat.events[k].id != 0)
                                 (void) write_event_attr(t, k, "enable", "0");
@@ -118,21 +130,24 @@ static void remove_stale_instances(const char *instances) {
         closedir(d);
 }
 
-static int read_format(const char *root, RaTraceFormat *ret) {
-        _cleanup_free_ char *header = malloc(FORMAT_MAX), *event = malloc(FORMAT_MAX);
+/* event is EVENT or BIO_EVENT. */
+static int read_format(const char *root, const char *event, RaTraceFormat *ret) {
+        _cleanup_free_ char *header = malloc(FORMAT_MAX), *text = malloc(FORMAT_MAX);
         _cleanup_close_ int dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        char path[128];
         int r;
 
-        if (!header || !event)
+        if (!header || !text)
                 return -ENOMEM;
         if (dfd < 0)
                 return negative_errno();
+        (void) snprintf(path, sizeof(path), "%sformat", event);
         r = ra_read_file_at(dfd, "events/header_page", header, FORMAT_MAX);
         if (r >= 0)
-                r = ra_read_file_at(dfd, EVENT "format", event, FORMAT_MAX);
+                r = ra_read_file_at(dfd, path, text, FORMAT_MAX);
         if (r < 0)
                 return r;
-        return ra_trace_format_parse(header, event, ret);
+        return ra_trace_format_parse(header, text, ret);
 }
 
 /* The page-cache events this kernel has; -ENOENT when it has none this can use. */
@@ -273,9 +288,12 @@ int ra_tracer_open(RaTracer **ret) {
         (void) snprintf(path, sizeof(path), "%s/instances", root);
         remove_stale_instances(path);
 
-        r = read_format(root, &t->format);
+        r = read_format(root, EVENT, &t->formats[0]);
         if (r < 0)
                 return r;
+        /* Without it, bio-based devices are seen through their counters only. */
+        if (read_format(root, BIO_EVENT, &t->formats[1]) < 0 || !t->formats[1].bio)
+                t->formats[1] = (RaTraceFormat){};
         if (asprintf(&t->dir, "%s/instances/" INSTANCE_PREFIX "%d", root, (int) getpid()) < 0) {
                 t->dir = NULL;
                 return -ENOMEM;
@@ -290,7 +308,7 @@ int ra_tracer_open(RaTracer **ret) {
 
         r = write_attr(t, "buffer_size_kb", BUFFER_KB);
         if (r >= 0)
-                r = ra_tracer_set_devices(t, NULL, 0);
+                r = ra_tracer_set_devices(t, NULL, 0, NULL, 0);
         if (r >= 0)
                 r = write_attr(t, EVENT "enable", "1");
         if (r >= 0)
@@ -321,6 +339,10 @@ const char *ra_tracer_mounted(const RaTracer *t) {
         return t->mounted;
 }
 
+bool ra_tracer_sees_bios(const RaTracer *t) {
+        return t->formats[1].id != 0;
+}
+
 int ra_tracer_set_superblocks(RaTracer *t, const RaSbMap *map) {
         char filter[FILTER_MAX];
         int r;
@@ -334,26 +356,54 @@ int ra_tracer_set_superblocks(RaTracer *t, const RaSbMap *map) {
         return r;
 }
 
-int ra_tracer_set_devices(RaTracer *t, const dev_t *devices, size_t n) {
-        char filter[FILTER_MAX + 64] = "(dev == 0";
-        size_t len = strlen(filter);
+/* The reads of these devices, in the kernel's filter language. */
+static void device_filter(const dev_t *devices, size_t n, char filter[static FILTER_SIZE]) {
+        size_t len;
+
+        strcpy(filter, "(dev == 0");
+        len = strlen(filter);
 
         /* The tracepoint's dev is the kernel's encoding: major << 20 | minor. */
         for (size_t i = 0; i < n; i++) {
                 unsigned long dev = (unsigned long) major(devices[i]) << 20 | minor(devices[i]);
-                int k = snprintf(filter + len, sizeof(filter) - len, " || dev == %lu", dev);
+                int k = snprintf(filter + len, FILTER_SIZE - len, " || dev == %lu", dev);
 
                 if (k < 0 || len + (size_t) k >= FILTER_MAX) {
                         /* Too many to name: take every read, and pick ours when reading. */
-                        (void) snprintf(filter, sizeof(filter), "(dev != 0");
+                        (void) snprintf(filter, FILTER_SIZE, "(dev != 0");
                         len = strlen(filter);
                         break;
                 }
                 len += (size_t) k;
         }
 
-        (void) snprintf(filter + len, sizeof(filter) - len, ") && rwbs ~ \"*R*\"");
-        return write_attr(t, EVENT "filter", filter);
+        (void) snprintf(filter + len, FILTER_SIZE - len, ") && rwbs ~ \"*R*\"");
+}
+
+int ra_tracer_set_devices(RaTracer *t, const dev_t *requests, size_t n_requests, const dev_t *bios,
+                          size_t n_bios) {
+        char filter[FILTER_SIZE];
+        int r;
+
+        device_filter(requests, n_requests, filter);
+        r = write_attr(t, EVENT "filter", filter);
+        if (r < 0 || !ra_tracer_sees_bios(t))
+                return r;
+
+        if (n_bios == 0) {
+                if (t->bio_on) {
+                        r = write_attr(t, BIO_EVENT "enable", "0");
+                        t->bio_on = r < 0;
+                }
+                return r;
+        }
+        device_filter(bios, n_bios, filter);
+        r = write_attr(t, BIO_EVENT "filter", filter);
+        if (r >= 0 && !t->bio_on) {
+                r = write_attr(t, BIO_EVENT "enable", "1");
+                t->bio_on = r >= 0;
+        }
+        return r;
 }
 
 static void collect(void *userdata, const RaTraceEvent *e) {
@@ -416,7 +466,7 @@ static int drain_cpu(RaTracer *t, int fd, uint8_t *page) {
                 if (n == 0)
                         return 0;
                 /* A page cut short or not understood is skipped: the next one starts afresh. */
-                (void) ra_trace_page_parse(&t->format, page, (size_t) n, collect, t);
+                (void) ra_trace_page_parse(t->formats, t->bio_on ? 2 : 1, page, (size_t) n, collect, t);
                 if (t->evidence >= RA_EVIDENCE_FILEMAP)
                         (void) ra_pcache_page_parse(&t->pformat, page, (size_t) n, collect_pcache, t);
         }

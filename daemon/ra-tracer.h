@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -11,13 +12,14 @@
 
 /*
  * The optional request tracer: a tracefs instance of our own with the
- * block:block_rq_issue event, filtered to the managed disks' reads, read
- * once per sampling interval from each CPU's trace_pipe_raw. An instance
- * keeps our events apart from anybody else's tracing; reading once per
- * interval costs no wake-ups; binary records cost the kernel no printing
- * (trace_pipe's text cost some 2 µs a request); events beyond the buffer
- * are simply lost, which statistics can afford. Each CPU's buffer is in
- * time order, and a drain merges them.
+ * block:block_rq_issue event (and block:block_bio_queue while a bio-based
+ * device is managed, see ra-trace.h), filtered to the managed disks'
+ * reads, read once per sampling interval from each CPU's trace_pipe_raw.
+ * An instance keeps our events apart from anybody else's tracing; reading
+ * once per interval costs no wake-ups; binary records cost the kernel no
+ * printing (trace_pipe's text cost some 2 µs a request); events beyond the
+ * buffer are simply lost, which statistics can afford. Each CPU's buffer is
+ * in time order, and a drain merges them.
  */
 typedef struct RaTracer RaTracer;
 
@@ -33,8 +35,16 @@ int ra_tracer_open(RaTracer **ret);
 RaTracer *ra_tracer_close(RaTracer *t);
 RA_DEFINE_CLEANUP(RaTracer, ra_tracer_close)
 
-/* The devices whose reads are wanted; the kernel drops everything else. */
-int ra_tracer_set_devices(RaTracer *t, const dev_t *devices, size_t n);
+/*
+ * The devices whose reads are wanted, request-based ones from
+ * block_rq_issue and bio-based ones from block_bio_queue; the kernel drops
+ * everything else. block_bio_queue is on only while bios is not empty.
+ */
+int ra_tracer_set_devices(RaTracer *t, const dev_t *requests, size_t n_requests, const dev_t *bios,
+                          size_t n_bios);
+
+/* Whether the kernel has block_bio_queue as this reads it: bio-based devices are traced. */
+bool ra_tracer_sees_bios(const RaTracer *t);
 
 /* The superblocks whose page-cache events are wanted. */
 int ra_tracer_set_superblocks(RaTracer *t, const RaSbMap *map);

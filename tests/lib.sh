@@ -4,7 +4,8 @@
 #
 # A test sources this file, calls ra_setup, and uses the helpers below. Only
 # loop devices made with ra_new_loop are touched: every daemon a test starts
-# has an allow-list of exactly those.
+# has an allow-list of exactly those (and of zram devices made with
+# ra_new_zram).
 
 set -euo pipefail
 
@@ -26,6 +27,8 @@ BUS_PID=
 CGROUPS=()
 TRACEFS_MOUNTED=
 RA_LOOPS=()
+RA_ZRAMS=()       # indexes of the zram devices ra_new_zram made
+RA_ZRAM_MODULE= # set when this test loaded the zram module
 RA_RULES=()     # udev rule files this test installed
 RA_RULES_MKDIR= # set when this test created /run/udev/rules.d
 RA_PIDS=()      # other background processes this test started
@@ -171,6 +174,36 @@ ra_remove_loop() {
 		ra_log "WARNING: could not remove loop$index"
 }
 
+# ra_new_zram SIZE: a new zram device of SIZE (bio-based: no blk-mq queue)
+# as ZRAM, removed again on exit. Devices that were there are left alone.
+ZRAM=
+export ZRAM
+ra_new_zram() {
+	local index
+	if [[ ! -e /sys/class/zram-control/hot_add ]] && command -v modprobe >/dev/null; then
+		# num_devices=0: every device there is then one of ours.
+		modprobe zram num_devices=0 2>/dev/null && RA_ZRAM_MODULE=1
+	fi
+	[[ -e /sys/class/zram-control/hot_add ]] ||
+		ra_skip_for_kernel zram "no /sys/class/zram-control, and no zram module to load"
+	index=$(cat /sys/class/zram-control/hot_add)
+	RA_ZRAMS+=("$index")
+	echo "$1" >"/sys/block/zram$index/disksize"
+	ZRAM=zram$index
+}
+
+ra_remove_zrams() {
+	local index
+	for index in "${RA_ZRAMS[@]}"; do
+		# Busy while udevd still has it open: once more after it closed it.
+		echo "$index" >/sys/class/zram-control/hot_remove 2>/dev/null ||
+			{ udevadm settle 2>/dev/null; echo "$index" >/sys/class/zram-control/hot_remove; } ||
+			ra_log "WARNING: could not remove zram$index"
+	done
+	RA_ZRAMS=()
+	[[ -z $RA_ZRAM_MODULE ]] || modprobe -r zram || ra_log "WARNING: could not unload zram"
+}
+
 # Loop devices take their rotational flag from the backing disk; set it and
 # tell udev, as DESIGN.md describes.
 ra_set_rotational() {
@@ -179,7 +212,7 @@ ra_set_rotational() {
 }
 
 # ra_config: writes $T/radaemon.conf from stdin. The [daemon] devices= line
-# must name only loop devices this test made, and bdis= only mount points
+# must name only loop (and zram) devices this test made, and bdis= only mount points
 # below $T (none when the test says nothing), so nothing else is touched.
 # vm.page-cluster is the whole machine's: unless the test has a [swap]
 # section of its own, its daemon leaves it alone (manage = no, appended).
@@ -189,7 +222,9 @@ ra_config() {
 	local line word
 	line=$(grep -E '^devices *=' "$T/radaemon.conf") || ra_fail "test config has no devices= allow-list"
 	for word in ${line#*=}; do
-		[[ $word =~ ^loop[0-9]+$ ]] || ra_fail "test config allows '$word', not a single loop device"
+		[[ $word =~ ^loop[0-9]+$ ]] && continue
+		[[ $word =~ ^zram([0-9]+)$ && " ${RA_ZRAMS[*]} " == *" ${BASH_REMATCH[1]} "* ]] && continue
+		ra_fail "test config allows '$word', not a single loop device or a zram device of the test's"
 	done
 	# bdis (btrfs, FUSE, NFS mounts) are managed only where the test says:
 	# mount points of its own, below $T, or the name of a btrfs bdi not made
@@ -303,6 +338,48 @@ ra_wait_log() {
 	done
 }
 
+# ra_property DEV KEY: one field of racontrol show --json.
+ra_property() { "$RACONTROL" show "$1" --json | python3 -c "import json, sys; print(json.load(sys.stdin)['$2'])"; }
+
+# ra_traced DEV FROM: the reads the tracer saw on DEV, summed over the debug
+# log's interval lines after line FROM (idle intervals, under 4 reads, log
+# none).
+ra_traced() {
+	tail -n "+$(($2 + 1))" "$T/daemon.log" |
+		sed -nE "s/^$1: .* traced ([0-9]+) requests, .*/\\1/p" | awk '{ n += $1 } END { print n + 0 }'
+}
+
+# ra_traced_run DEV WANT fio-arguments...: a paced direct-I/O fio job of 4 s
+# on the first 64 MiB of DEV. Fails unless D-Bus called DEV's workload WANT
+# while it ran, from block evidence, and unless the tracer saw 90 to 100 %
+# of the reads DEV's own counters show: none lost, none counted twice (a
+# request-based disk's bios are not its requests; a device's own requests
+# are not the disk's beneath).
+ra_traced_run() {
+	local dev=$1 want=$2 pid mark before after seen='' n
+	shift 2
+	command -v fio >/dev/null || ra_fail "fio is not installed"
+	ra_wait_for "[[ \$(ra_property $dev workload) == idle ]]" || ra_fail "$dev is not idle before the run"
+	mark=$(wc -l <"$T/daemon.log")
+	before=$(awk '{ print $1 }' "/sys/block/$dev/stat")
+	fio --name=r --filename="/dev/$dev" --direct=1 --ioengine=psync --size=64m --time_based --runtime=4 \
+		--randrepeat=0 --output=/dev/null "$@" &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		[[ $(ra_property "$dev" workload) == "$want" ]] && seen=1
+		sleep 0.2
+	done
+	wait "$pid" || ra_fail "fio failed on $dev: $*"
+	after=$(awk '{ print $1 }' "/sys/block/$dev/stat")
+	ra_wait_for "[[ \$(ra_property $dev workload) == idle ]]" || ra_fail "$dev: still busy after the run"
+	[[ -n $seen ]] || ra_fail "$dev: D-Bus never called the workload $want ($*)"
+	[[ $(ra_property "$dev" evidence) == block ]] || ra_fail "$dev: evidence $(ra_property "$dev" evidence)"
+	n=$(ra_traced "$dev" "$mark")
+	((n <= after - before)) || ra_fail "$dev: traced $n reads, its counters show $((after - before))"
+	((n * 10 >= (after - before) * 9)) || ra_fail "$dev: traced only $n of $((after - before)) reads"
+	ra_ok "$dev: $want, $n of $((after - before)) reads traced ($*)"
+}
+
 # ra_udev_rule NAME: installs stdin as /run/udev/rules.d/NAME for this test
 # only (removed again on exit, whatever happens) and has udevd load it. A
 # rule must match only this test's loop devices. Not in a pipeline: the file
@@ -367,6 +444,7 @@ ra_cleanup() {
 	for index in "${RA_LOOPS[@]}"; do
 		ra_remove_loop "$index"
 	done
+	ra_remove_zrams
 	for dir in "${CGROUPS[@]}"; do
 		rmdir "$dir" 2>/dev/null || ra_log "WARNING: could not remove $dir"
 	done

@@ -2,8 +2,11 @@
 # Stacked block devices: a device-mapper linear device over a loop device
 # that claims a 16 MiB optimal I/O size gets the loop device's prior, not
 # the kernel's 32 MiB; an md RAID0 over two loop devices twice one's prior.
-# D-Bus shows each one's stack. Where the kernel has neither device mapper
-# nor md (this machine's), the test is skipped and says so by name.
+# D-Bus shows each one's stack. Both are bio-based (block_rq_issue fires only
+# on the loop devices beneath): direct reads of each are classified from its
+# own bios (block_bio_queue), none lost or counted twice. Where the kernel has
+# neither device mapper nor md (this machine's), the test is skipped and says
+# so by name.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -14,6 +17,8 @@ if ! have_dm && ! have_md; then
 		"no /sys/class/misc/device-mapper and no /proc/mdstat; the stack code runs on recorded trees in test-stack"
 fi
 ra_setup
+command -v fio >/dev/null || ra_fail "fio is not installed"
+ra_tracefs
 ra_start_bus
 
 prop() {
@@ -67,10 +72,13 @@ if have_dm; then
 	ra_wait_kb "$dmname" "$prior"
 	[[ $(prop "$dmname" Stack) == *"$dmname"*"on $a"* ]] || ra_fail "$dmname Stack: $(prop "$dmname" Stack)"
 	ra_ok "dm linear over $a: $prior KiB, $a's prior"
+	ra_traced_run "$dmname" sequential --rw=read --bs=128k --rate=16m
+	ra_traced_run "$dmname" random --rw=randread --bs=4k --rate_iops=200
 fi
 if have_md; then
 	ra_wait_kb "$mdname" $((2 * prior))
 	[[ $(prop "$mdname" Stack) == *"raid0"* ]] || ra_fail "$mdname Stack: $(prop "$mdname" Stack)"
 	ra_ok "md raid0 over $a and $b: $((2 * prior)) KiB"
+	ra_traced_run "$mdname" sequential --rw=read --bs=128k --rate=16m
 fi
 ra_stop_daemon

@@ -23,6 +23,31 @@ START_TEST(test_format) {
         ck_assert_uint_eq(f.rwbs.size, 10);
         ck_assert_uint_eq(f.commit_size, 8);
         ck_assert_uint_eq(f.data_offset, 16);
+        ck_assert(!f.bio);
+}
+END_TEST
+
+/* block_bio_queue has the same fields elsewhere, and its name says it is bios. */
+START_TEST(test_format_bio) {
+        RaTraceFormat f;
+        char *renamed;
+
+        ck_assert_int_eq(ra_trace_format_parse(header_page, bio_event_format, &f), 0);
+        ck_assert(f.bio);
+        ck_assert_uint_eq(f.id, 2097);
+        ck_assert_uint_eq(f.dev.offset, 8);
+        ck_assert_uint_eq(f.sector.offset, 16);
+        ck_assert_uint_eq(f.nr_sector.offset, 24);
+        ck_assert_uint_eq(f.rwbs.offset, 28);
+        ck_assert_uint_eq(f.rwbs.size, 10);
+
+        /* Another event of that layout is not bios. */
+        ck_assert_ptr_nonnull(renamed = malloc(strlen(bio_event_format) + 8));
+        strcpy(renamed, "name: block_bio_queued");
+        strcat(renamed, strchr(bio_event_format, '\n'));
+        ck_assert_int_eq(ra_trace_format_parse(header_page, renamed, &f), 0);
+        ck_assert(!f.bio);
+        free(renamed);
 }
 END_TEST
 
@@ -65,24 +90,38 @@ static void put32(Page *p, uint32_t v) {
         p->len += 4;
 }
 
-static void put_record(Page *p, uint32_t delta, uint16_t id, uint32_t dev, uint64_t sector, uint32_t nr,
-                       const char *rwbs, bool long_form) {
+static void put_bytes(Page *p, uint32_t delta, const uint8_t *rec, size_t size, bool long_form) {
+        if (long_form) {
+                /* type_len 0: the length (counting itself) in the next word. */
+                put32(p, delta << 5);
+                put32(p, (uint32_t) size + 4);
+        } else
+                put32(p, delta << 5 | (uint32_t) size / 4);
+        memcpy(p->bytes + 16 + p->len, rec, size);
+        p->len += size;
+}
+
+/* A block_rq_issue record, or with rwbs_offset 28 and 56 bytes a block_bio_queue one. */
+static void put_event(Page *p, uint32_t delta, uint16_t id, uint32_t dev, uint64_t sector, uint32_t nr,
+                      const char *rwbs, size_t rwbs_offset, size_t size, bool long_form) {
         uint8_t rec[68] = {};
 
         memcpy(rec, &id, 2);
         memcpy(rec + 8, &dev, 4);
         memcpy(rec + 16, &sector, 8);
         memcpy(rec + 24, &nr, 4);
-        memcpy(rec + 34, rwbs, strlen(rwbs));
+        memcpy(rec + rwbs_offset, rwbs, strlen(rwbs));
+        put_bytes(p, delta, rec, size, long_form);
+}
 
-        if (long_form) {
-                /* type_len 0: the length (counting itself) in the next word. */
-                put32(p, delta << 5);
-                put32(p, sizeof(rec) + 4);
-        } else
-                put32(p, delta << 5 | sizeof(rec) / 4);
-        memcpy(p->bytes + 16 + p->len, rec, sizeof(rec));
-        p->len += sizeof(rec);
+static void put_record(Page *p, uint32_t delta, uint16_t id, uint32_t dev, uint64_t sector, uint32_t nr,
+                       const char *rwbs, bool long_form) {
+        put_event(p, delta, id, dev, sector, nr, rwbs, 34, 68, long_form);
+}
+
+static void put_bio(Page *p, uint32_t delta, uint16_t id, uint32_t dev, uint64_t sector, uint32_t nr,
+                    const char *rwbs) {
+        put_event(p, delta, id, dev, sector, nr, rwbs, 28, 56, false);
 }
 
 static void finish(Page *p, uint64_t timestamp, uint64_t flags) {
@@ -106,7 +145,17 @@ static int parse(const Page *p, size_t size) {
 
         ck_assert_int_eq(ra_trace_format_parse(header_page, event_format, &f), 0);
         n_seen = 0;
-        return ra_trace_page_parse(&f, p->bytes, size, record, NULL);
+        return ra_trace_page_parse(&f, 1, p->bytes, size, record, NULL);
+}
+
+/* With block_bio_queue's records too, as the tracer reads while a bio-based device is managed. */
+static int parse_with_bios(const Page *p) {
+        RaTraceFormat f[2];
+
+        ck_assert_int_eq(ra_trace_format_parse(header_page, event_format, &f[0]), 0);
+        ck_assert_int_eq(ra_trace_format_parse(header_page, bio_event_format, &f[1]), 0);
+        n_seen = 0;
+        return ra_trace_page_parse(f, 2, p->bytes, sizeof(p->bytes), record, NULL);
 }
 
 START_TEST(test_page) {
@@ -141,6 +190,74 @@ START_TEST(test_page) {
 
         ck_assert_uint_eq(seen[2].major, 8);
         ck_assert(!seen[2].read);
+}
+END_TEST
+
+/*
+ * Requests and bios on one page: each record is read with its own event's
+ * layout, and says which it was. Without block_bio_queue's format (no
+ * bio-based device managed) its records are another event's, passed over.
+ */
+START_TEST(test_page_bios) {
+        Page p = {};
+
+        put_bio(&p, 2, 2097, 252u << 20 | 1, 4096, 256, "RA");
+        put_record(&p, 1, 2104, 8u << 20, 2048, 8, "R", false);
+        put_bio(&p, 1, 2097, 252u << 20 | 1, 4352, 8, "R");
+        put_bio(&p, 1, 2097, 252u << 20 | 1, 0, 8, "W");
+        put_bio(&p, 1, 2097, 252u << 20 | 1, 0, 0, "R"); /* no sectors: no read */
+        finish(&p, 100, 0);
+
+        ck_assert_int_eq(parse_with_bios(&p), 4);
+        ck_assert(seen[0].bio);
+        ck_assert_uint_eq(seen[0].major, 252);
+        ck_assert_uint_eq(seen[0].minor, 1);
+        ck_assert_uint_eq(seen[0].sector, 4096);
+        ck_assert_uint_eq(seen[0].nr_sectors, 256);
+        ck_assert(seen[0].read);
+        ck_assert(seen[0].readahead);
+        ck_assert_uint_eq(seen[0].time_ns, 102);
+
+        ck_assert(!seen[1].bio);
+        ck_assert_uint_eq(seen[1].major, 8);
+        ck_assert_uint_eq(seen[1].sector, 2048);
+        ck_assert(seen[1].read);
+
+        ck_assert(seen[2].bio);
+        ck_assert_uint_eq(seen[2].sector, 4352);
+        ck_assert(seen[2].read);
+        ck_assert(!seen[2].readahead);
+        ck_assert_uint_eq(seen[2].time_ns, 104);
+
+        ck_assert(seen[3].bio);
+        ck_assert(!seen[3].read);
+
+        ck_assert_int_eq(parse(&p, sizeof(p.bytes)), 1);
+        ck_assert(!seen[0].bio);
+        ck_assert_uint_eq(seen[0].major, 8);
+}
+END_TEST
+
+/* A bio-based device's bios make streams and jumps as requests do. */
+START_TEST(test_bio_streams) {
+        RaTraceAccount a = {};
+        RaTraceSummary s;
+        Page p = {};
+
+        for (uint64_t i = 0; i < 8; i++)
+                put_bio(&p, 1, 2097, 252u << 20, 1000 + i * 256, 256, "RA");
+        for (uint64_t i = 0; i < 8; i++)
+                put_bio(&p, 1, 2097, 252u << 20, (i * 7919 % 1000) * 10000 + 5000000, 8, "R");
+        finish(&p, 0, 0);
+
+        ck_assert_int_eq(parse_with_bios(&p), 16);
+        for (size_t i = 0; i < n_seen; i++)
+                ra_trace_account_add(&a, &seen[i], 128);
+        ra_trace_account_take(&a, &s);
+        ck_assert_uint_eq(s.requests, 16);
+        ck_assert_uint_eq(s.readahead, 8);
+        ck_assert_uint_eq(s.jumps, 1 + 8);
+        ck_assert_uint_eq(s.request_kb, 128);
 }
 END_TEST
 
@@ -290,8 +407,11 @@ int main(void) {
         TCase *tc = tcase_create("parse");
 
         tcase_add_test(tc, test_format);
+        tcase_add_test(tc, test_format_bio);
         tcase_add_test(tc, test_format_bad);
         tcase_add_test(tc, test_page);
+        tcase_add_test(tc, test_page_bios);
+        tcase_add_test(tc, test_bio_streams);
         tcase_add_test(tc, test_page_bad);
         tcase_add_test(tc, test_streams);
         tcase_add_test(tc, test_interleaved);
