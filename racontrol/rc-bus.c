@@ -329,7 +329,8 @@ int rc_report_error(const char *what, const sd_bus_error *error, int r) {
                 fprintf(stderr, "racontrol: radaemon is not running (nobody owns %s on the system bus)\n",
                         RA_BUS_NAME);
         else if (sd_bus_error_has_name(error, RA_BUS_ERROR_NO_SUCH_DEVICE))
-                fprintf(stderr, "racontrol: no such device: radaemon manages no disk named '%s'\n", what);
+                fprintf(stderr, "racontrol: no such device: radaemon manages no disk or bdi named '%s'\n",
+                        what);
         else if (sd_bus_error_has_name(error, SD_BUS_ERROR_ACCESS_DENIED))
                 fprintf(stderr, "racontrol: not permitted: %s\n", message);
         else if (sd_bus_error_has_name(error, RA_BUS_ERROR_INVALID_VALUE))

@@ -41,6 +41,6 @@ int verb_set(RcContext *c, char **args) {
                 return verb_show(c, args);
 
         printf("%s: pinned to %" PRIu32 " KiB%s.\n", name, kb,
-               c->runtime ? " until radaemon stops" : "; the pin survives restarts and re-plugs");
+               c->runtime ? " until radaemon stops" : "; the pin survives restarts, re-plugs and remounts");
         return 0;
 }

@@ -24,7 +24,7 @@ prior_big=$(ra_kb "$big")
 
 # A persistent pin is on disk once racontrol returns.
 out=$("$RACONTROL" set "$tiny" 64) || ra_fail "racontrol set failed: $out"
-[[ $out == "$tiny: pinned to 64 KiB; the pin survives restarts and re-plugs." ]] || ra_fail "unexpected output: $out"
+[[ $out == "$tiny: pinned to 64 KiB; the pin survives restarts, re-plugs and remounts." ]] || ra_fail "unexpected output: $out"
 [[ $(ra_kb "$tiny") == 64 ]] || ra_fail "$tiny is $(ra_kb "$tiny") KiB after set 64"
 grep -qE "^device loop:$T/tiny.img original=[0-9]+ pin=64$" "$T/state/state" ||
 	ra_fail "the pin is not in the state file: $(cat "$T/state/state")"

@@ -34,7 +34,7 @@ devices = $tiny
 state_dir = $T/state
 CONF
 ra_start_daemon
-ra_expect 1 "no such device: radaemon manages no disk named 'sdzz'" show sdzz
+ra_expect 1 "no such device: radaemon manages no disk or bdi named 'sdzz'" show sdzz
 ra_expect 1 "no such device" set sdzz 64
 ra_expect 1 "no such device" auto sdzz
 ra_expect 1 "bad value: $tiny: the value must be a multiple of 4 from 4 to 8192 KiB, not 6" set "$tiny" 6
