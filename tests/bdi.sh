@@ -85,13 +85,37 @@ bdi=$(bdi_of "/dev/$a")
 ra_wait_for "[[ \$(bdi_kb $bdi) == $((2 * disk_prior)) ]]" ||
 	ra_fail "raid0 over two: $bdi holds $(bdi_kb "$bdi"), not $((2 * disk_prior)): $(show "$bdi")"
 umount_btrfs "$T/mnt2"
+# raid0 over two partitions of one disk: a stripe read one at a time.
+ra_new_loop c 8G
+c=$LOOP
+ra_set_rotational "$c" 1
+python3 - "$T/c.img" <<'PY'
+import struct, sys
+half = (8 << 30) // 512 // 2
+part = lambda start, n: struct.pack("<B3sB3sII", 0, b"\0" * 3, 0x83, b"\0" * 3, start, n)
+with open(sys.argv[1], "r+b") as f:
+    f.seek(446)
+    f.write(part(2048, half - 2048) + part(half, half) + bytes(32) + b"\x55\xaa")
+PY
+partx -a "/dev/$c" || ra_fail "cannot add the partitions of $c"
+udevadm settle
+mkfs.btrfs -q -f -d raid0 -m raid1 "/dev/${c}p1" "/dev/${c}p2" >/dev/null
+mount_btrfs "/dev/${c}p1" "$T/mnt2"
+bdi=$(bdi_of "/dev/${c}p1")
+ra_wait_for "show $bdi >/dev/null 2>&1" || ra_fail "no object for $bdi"
+[[ $(prop "$bdi" Beneath) == "1 \"$c\"" ]] || ra_fail "$bdi Beneath is $(prop "$bdi" Beneath), not $c once"
+ra_wait_for "[[ \$(bdi_kb $bdi) == $disk_prior ]]" ||
+	ra_fail "raid0 over two partitions of $c: $bdi holds $(bdi_kb "$bdi"), not $disk_prior: $(show "$bdi")"
+umount_btrfs "$T/mnt2"
+btrfs device scan --forget "/dev/${c}p1" "/dev/${c}p2" 2>/dev/null || true
+partx -d "/dev/$c" || ra_fail "cannot remove the partitions of $c"
 mkfs.btrfs -q -f -d raid1 -m raid1 "/dev/$a" "/dev/$b" >/dev/null
 mount_btrfs "/dev/$b" "$T/mnt2"
 bdi=$(bdi_of "/dev/$b")
 ra_wait_for "[[ \$(bdi_kb $bdi) == $disk_prior ]]" ||
 	ra_fail "raid1 over two: $bdi holds $(bdi_kb "$bdi"), not $disk_prior: $(show "$bdi")"
 uuid=$(show "$bdi" | python3 -c 'import json, sys; print(json.load(sys.stdin)["identity"])')
-ra_ok "two devices: raid0 $((2 * disk_prior)) KiB, raid1 $disk_prior KiB"
+ra_ok "two devices: raid0 $((2 * disk_prior)) KiB, raid1 $disk_prior KiB; raid0 over two partitions of one disk $disk_prior KiB"
 
 # A pin over D-Bus is kept under the file system's UUID: the next mount has it.
 "$RACONTROL" set "$bdi" 1024 >/dev/null || ra_fail "racontrol set $bdi 1024 failed"

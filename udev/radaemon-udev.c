@@ -236,10 +236,17 @@ static int decide_bdi(const RaConfig *config, const RaBdi *b, const char *const 
         return 0;
 }
 
-/* One device beneath a bdi, read as a disk is (a partition stands for its disk); its prior. */
-static uint32_t beneath_prior(dev_t dev, RaDeviceAttrs *bdi) {
+static bool has_name(char *const *names, const char *name) {
+        for (size_t i = 0; names && names[i]; i++)
+                if (strcmp(names[i], name) == 0)
+                        return true;
+        return false;
+}
+
+/* One device beneath a bdi, read into a as a disk is (a partition stands for its disk); its prior, 0 if
+ * gone. */
+static uint32_t beneath_prior(dev_t dev, RaDeviceAttrs *a) {
         const RaBounds any = { .min_kb = RA_KB_MIN, .max_kb = RA_KB_LIMIT };
-        _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
         _cleanup_close_ int sysfd = -1;
         char link[64], syspath[PATH_MAX];
         const char *bad = NULL, *bad_attr = NULL, *name;
@@ -261,11 +268,9 @@ static uint32_t beneath_prior(dev_t dev, RaDeviceAttrs *bdi) {
         name = strrchr(syspath, '/') + 1;
 
         /* The disk's udev properties are in udev's database, not this event's environment. */
-        if (ra_device_read(&a, name, sysfd, syspath, get_none, NULL, &bad_attr, &bad) < 0 && !bad)
+        if (ra_device_read(a, name, sysfd, syspath, get_none, NULL, &bad_attr, &bad) < 0 && !bad)
                 return 0;
-        ra_policy_prior(&a, any, &prior);
-        bdi->size_bytes += a.size_bytes;
-        bdi->rotational = bdi->rotational || a.rotational;
+        ra_policy_prior(a, any, &prior);
         return prior.kb;
 }
 
@@ -278,6 +283,7 @@ static uint32_t beneath_prior(dev_t dev, RaDeviceAttrs *bdi) {
 static int read_bdi(const RaConfig *config, RaBdi *b, uint32_t **ret_beneath_kb, int *ret_sysfd,
                     RaDeviceAttrs *a) {
         const char *keys[] = { arg_name, "btrfs", NULL }, *bad = NULL;
+        _cleanup_(ra_strv_freep) char **disks = NULL;
         _cleanup_free_ uint32_t *kb = NULL;
         _cleanup_close_ int sysfd = -1;
         char path[PATH_MAX];
@@ -320,8 +326,20 @@ static int read_bdi(const RaConfig *config, RaBdi *b, uint32_t **ret_beneath_kb,
         kb = calloc(b->n_beneath + 1, sizeof(uint32_t));
         if (!kb)
                 return -ENOMEM;
-        for (size_t i = 0; i < b->n_beneath; i++)
-                kb[i] = beneath_prior(b->beneath[i], a);
+        for (size_t i = 0; i < b->n_beneath; i++) {
+                _cleanup_(ra_device_attrs_clear) RaDeviceAttrs d = {};
+
+                kb[i] = beneath_prior(b->beneath[i], &d);
+                if (kb[i] == 0 || has_name(disks, d.name))
+                        continue; /* gone, or another partition of a disk already counted */
+                a->size_bytes += d.size_bytes;
+                a->rotational = a->rotational || d.rotational;
+                if (ra_strv_push(&disks, d.name) < 0)
+                        return -ENOMEM;
+        }
+        /* A stripe over two partitions of one disk is read one at a time. */
+        if (b->stripes > ra_strv_length(disks) && ra_strv_length(disks) > 0)
+                b->stripes = (unsigned) ra_strv_length(disks);
         if (a->size_bytes == 0)
                 return 0; /* its devices are gone */
 
