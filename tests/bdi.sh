@@ -179,6 +179,7 @@ state_dir = $T/state
 CONF
 "$RACONTROL" reload >/dev/null || ra_fail "reload failed"
 bdi=btrfs-$((n + 1))
+# shellcheck disable=SC2016 # expanded by the inner shell, from its arguments
 unshare -m --propagation private bash -c '
 	mount -t btrfs "/dev/$1" "$2" || exit 1
 	[[ -e /sys/class/bdi/$3 ]] || { umount "$2"; exit 2; }
