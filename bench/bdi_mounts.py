@@ -11,6 +11,11 @@ the value at mount(2)'s return, and the latency from the uevent and from
 the return to the value (median, 95th percentile, worst).
 
   bench/bdi_mounts.py --cycles 200
+  bench/bdi_mounts.py --cycles 200 --class hdd-7200
+
+With --class NAME the file system is on a device of that class (the
+model classes read with a device's latency, so btrfs's mount takes as long
+as it would on that device); without, on a sparse file, where it is quickest.
 
 With --udev, a udevd runs too (started here if none runs) with the
 shipped rule's bdi line pointed at this build's helper, in
@@ -28,6 +33,7 @@ import sys
 import threading
 import time
 
+from classes import CLASSES, Device
 from daemon import Daemon
 from machine import Machine, log
 
@@ -127,12 +133,17 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cycles", type=int, default=200)
     p.add_argument("--udev", action="store_true", help="udevd and the rule's bdi line run too")
+    p.add_argument("--class", dest="cls", choices=sorted(CLASSES), help="a device of this class, not a sparse file")
     p.add_argument("--builddir", default=os.path.join(os.path.dirname(__file__), "..", "build"))
     args = p.parse_args()
 
     with Machine() as machine:
-        loop = machine.new_loop(machine.sparse_file("btrfs.img", 8 << 30), direct_io=False)
-        subprocess.run(["mkfs.btrfs", "-q", "-f", f"/dev/{loop}"], check=True, capture_output=True)
+        machine.builddir = os.path.abspath(args.builddir)
+        if args.cls:
+            loop = Device(machine, CLASSES[args.cls]).name
+        else:
+            loop = machine.new_loop(machine.sparse_file("btrfs.img", 8 << 30), direct_io=False)
+        subprocess.run(["mkfs.btrfs", "-q", "-f", "--nodiscard", f"/dev/{loop}"], check=True, capture_output=True)
         mnt = machine.path("mnt")
         os.mkdir(mnt)
         uuid = subprocess.run(["blkid", "-s", "UUID", "-o", "value", f"/dev/{loop}"], check=True,
@@ -179,7 +190,8 @@ def main():
         return (f"median {statistics.median(v):.2f} ms, 95th {percentile(v, 95):.2f} ms, "
                 f"worst {max(v):.2f} ms")
     who = "radaemon and the udev rule" if args.udev else "radaemon alone (mountinfo)"
-    print(f"btrfs mounted {args.cycles} times, {who}: {want} KiB in place at "
+    where = f"a {args.cls} device" if args.cls else "a sparse file"
+    print(f"btrfs on {where} mounted {args.cycles} times, {who}: {want} KiB in place at "
           f"mount(2)'s return in {at_return} of {args.cycles}")
     print(f"  from the bdi's add uevent to the value: {stats(from_event)}")
     print(f"  from mount(2)'s return to the value:    {stats(from_return)}")
