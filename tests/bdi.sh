@@ -226,6 +226,25 @@ umount "$T/fuse" || ra_fail "cannot unmount $T/fuse"
 unset 'RA_MOUNTS[-1]'
 ra_wait_log "^$fuse: unmounted"
 ra_ok "FUSE: $fuse at the server's 64 KiB (prior), pinned to 1024, forgotten at umount"
+
+# ra-testfs's link: a bad --bandwidth-mbs is refused by name, and 16 MiB
+# through 16 MB/s take a second at least, whatever the window.
+for bad in 0 100001 12x; do
+	rc=0
+	out=$("$RA_BUILDDIR/tests/ra-testfs" --bandwidth-mbs="$bad" "$T/fuse" 2>&1) || rc=$?
+	[[ $rc == 2 && $out == *"--bandwidth-mbs must be an integer from 1 to 100000, not '$bad'"* ]] ||
+		ra_fail "ra-testfs --bandwidth-mbs=$bad: exit $rc, '$out'"
+done
+"$RA_BUILDDIR/tests/ra-testfs" --files 1 --size-mib 16 --bandwidth-mbs 16 "$T/fuse" ||
+	ra_fail "ra-testfs --bandwidth-mbs 16 did not mount"
+RA_MOUNTS+=("$T/fuse")
+start=$EPOCHREALTIME
+cat "$T/fuse/file-000" >/dev/null || ra_fail "cannot read from ra-testfs at 16 MB/s"
+ms=$(((${EPOCHREALTIME/./} - ${start/./}) / 1000))
+umount "$T/fuse" || ra_fail "cannot unmount $T/fuse"
+unset 'RA_MOUNTS[-1]'
+((ms >= 1000)) || ra_fail "16 MiB at --bandwidth-mbs 16 took $ms ms, not 1049 or more"
+ra_ok "ra-testfs --bandwidth-mbs: bad values refused; 16 MiB at 16 MB/s in $ms ms"
 ra_stop_daemon
 
 # The udev helper, as the rule runs it on a btrfs bdi's "add" (by hand here:

@@ -7,10 +7,19 @@
  * stored, and a test can check every byte it read.
  *
  *   ra-testfs [--files N] [--size-mib M] [--max-readahead-kb K] [--delay-us U]
- *             MOUNTPOINT [FUSE options, e.g. -f]
+ *             [--bandwidth-mbs B] MOUNTPOINT [FUSE options, e.g. -f]
  *
  * The kernel gives a FUSE bdi min(128 KiB, the max_readahead the server
  * answered INIT with) as read_ahead_kb; --max-readahead-kb sets that answer.
+ *
+ * --delay-us and --bandwidth-mbs make it a network file system: every read
+ * request takes a round trip of U microseconds, and its data then crosses
+ * one link of B MB/s that all requests share. Round trips overlap, the link
+ * does not: a request's data starts when both its round trip is over and
+ * the link is free. Without a bandwidth a request costs its round trip
+ * alone, whatever its size, and the biggest window always wins; with one,
+ * a window bigger than the link's bandwidth-delay product only moves
+ * bytes nobody asked for (random reads pay for them).
  */
 #define FUSE_USE_VERSION 312
 #include "config.h"
@@ -22,6 +31,7 @@
 #include <fuse_lowlevel.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,13 +55,14 @@ typedef struct TestFs {
         uint64_t size_mib;
         uint64_t max_readahead_kb; /* UINT64_MAX: leave the kernel's offer */
         uint64_t delay_us;
+        uint64_t bandwidth_mbs; /* 0: no link, each request costs delay_us alone */
 } TestFs;
 
 static TestFs fs = { .files = 4, .size_mib = 64, .max_readahead_kb = UINT64_MAX };
 
 /* The options as given, parsed strictly once fuse_opt has found them. */
 typedef struct Options {
-        char *files, *size_mib, *max_readahead_kb, *delay_us;
+        char *files, *size_mib, *max_readahead_kb, *delay_us, *bandwidth_mbs;
 } Options;
 
 /* "--files 8" and "--files=8" alike. fuse_opt applies every template that
@@ -66,6 +77,8 @@ static const struct fuse_opt option_spec[] = {
         { "--max-readahead-kb=%s", offsetof(Options, max_readahead_kb), 0 },
         { "--delay-us %s", offsetof(Options, delay_us), 0 },
         { "--delay-us=%s", offsetof(Options, delay_us), 0 },
+        { "--bandwidth-mbs %s", offsetof(Options, bandwidth_mbs), 0 },
+        { "--bandwidth-mbs=%s", offsetof(Options, bandwidth_mbs), 0 },
         FUSE_OPT_END,
 };
 
@@ -162,9 +175,42 @@ static int testfs_open(const char *path, struct fuse_file_info *fi) {
         return 0;
 }
 
+static uint64_t now_ns(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/* When the link has sent the last byte asked of it so far. */
+static pthread_mutex_t link_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t link_free_ns;
+
+/*
+ * What a request of size bytes costs, slept through: its round trip, then
+ * its turn on the link. The turn is booked under the lock and slept outside
+ * it, so the requests in flight wait side by side, as on a network.
+ */
+static void transfer(size_t size) {
+        uint64_t finish = now_ns() + fs.delay_us * 1000u;
+        struct timespec until;
+
+        if (fs.bandwidth_mbs > 0) {
+                (void) pthread_mutex_lock(&link_lock);
+                if (finish < link_free_ns)
+                        finish = link_free_ns;
+                /* Bytes at B MB/s: size * 1000 / B nanoseconds. */
+                finish += (uint64_t) size * 1000u / fs.bandwidth_mbs;
+                link_free_ns = finish;
+                (void) pthread_mutex_unlock(&link_lock);
+        }
+        until = (struct timespec){ .tv_sec = (time_t) (finish / 1000000000u),
+                                   .tv_nsec = (long) (finish % 1000000000u) };
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+                ;
+}
+
 static int testfs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
-        struct timespec delay = { .tv_sec = (time_t) (fs.delay_us / 1000000),
-                                  .tv_nsec = (long) (fs.delay_us % 1000000 * 1000) };
         uint64_t file_size = fs.size_mib << 20;
         unsigned i;
 
@@ -175,10 +221,8 @@ static int testfs_read(const char *path, char *buf, size_t size, off_t off, stru
         if (size > file_size - (uint64_t) off)
                 size = (size_t) (file_size - (uint64_t) off);
 
-        /* A slow server: each request costs the same, whatever its size,
-         * as a round trip would. Requests in flight wait side by side. */
-        while (fs.delay_us > 0 && nanosleep(&delay, &delay) < 0 && errno == EINTR)
-                ;
+        if (fs.delay_us > 0 || fs.bandwidth_mbs > 0)
+                transfer(size);
         fill(buf, size, i, (uint64_t) off);
         return (int) size;
 }
@@ -193,7 +237,7 @@ static const struct fuse_operations ops = {
 
 static void help(void) {
         printf("usage: ra-testfs [--files N] [--size-mib M] [--max-readahead-kb K] [--delay-us U]\n"
-               "                 MOUNTPOINT [FUSE options]\n"
+               "                 [--bandwidth-mbs B] MOUNTPOINT [FUSE options]\n"
                "\n"
                "Serves N read-only files, file-000, file-001, ..., of M MiB each, through the\n"
                "page cache. In file i, the 8-byte word at offset o (a multiple of 8) is the\n"
@@ -204,8 +248,13 @@ static void help(void) {
                "  --max-readahead-kb K  max_readahead to answer INIT with (0 to 1048576); the\n"
                "                        bdi's read_ahead_kb becomes min(128, K). Default: the\n"
                "                        kernel's offer, 128\n"
-               "  --delay-us U          sleep U microseconds in every read request (0 to\n"
-               "                        1000000; default 0)\n"
+               "  --delay-us U          every read request's round trip, in microseconds (0 to\n"
+               "                        1000000; default 0); round trips overlap\n"
+               "  --bandwidth-mbs B     one link of B MB/s (10^6 bytes) that every read's data\n"
+               "                        crosses after its round trip, one request at a time (1\n"
+               "                        to 100000; default none: a request costs its round\n"
+               "                        trip alone, whatever its size). --delay-us 400\n"
+               "                        --bandwidth-mbs 110 is sshfs over 1 GbE\n"
                "\n"
                "Without -f it returns once the mount answers. fusermount3 -u or umount stops it.\n"
                "\n");
@@ -234,7 +283,8 @@ static int parse_options(const Options *o) {
         if (parse_option("files", o->files, 1, 1000, &fs.files) < 0 ||
             parse_option("size-mib", o->size_mib, 1, 1u << 20, &fs.size_mib) < 0 ||
             parse_option("max-readahead-kb", o->max_readahead_kb, 0, 1u << 20, &fs.max_readahead_kb) < 0 ||
-            parse_option("delay-us", o->delay_us, 0, 1000000, &fs.delay_us) < 0)
+            parse_option("delay-us", o->delay_us, 0, 1000000, &fs.delay_us) < 0 ||
+            parse_option("bandwidth-mbs", o->bandwidth_mbs, 1, 100000, &fs.bandwidth_mbs) < 0)
                 return -EINVAL;
         return 0;
 }
@@ -283,6 +333,7 @@ static void options_clear(Options *o) {
         free(o->size_mib);
         free(o->max_readahead_kb);
         free(o->delay_us);
+        free(o->bandwidth_mbs);
 }
 
 int main(int argc, char *argv[]) {
