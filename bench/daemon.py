@@ -37,7 +37,7 @@ class Daemon:
     """
 
     def __init__(self, machine, builddir, names, tag="daemon", interval_ms=None, env=None,
-                 log_levels=False, bdis=()):
+                 log_levels=False, bdis=(), extra=""):
         self.machine = machine
         self.binary = os.path.join(builddir, "daemon", "radaemon")
         if not os.access(self.binary, os.X_OK):
@@ -45,6 +45,8 @@ class Daemon:
         self.names = list(names)
         # Mount points of the bench's own whose bdis (btrfs, FUSE) it manages; none by default.
         self.bdis = list(bdis)
+        # More of the config file, after [daemon]: [bdi:GLOB] pins, say.
+        self.extra = extra
         self.dir = machine.path(tag)
         os.makedirs(os.path.join(self.dir, "state"), exist_ok=True)
         self.config = os.path.join(self.dir, "radaemon.conf")
@@ -59,14 +61,17 @@ class Daemon:
 
     def write_config(self):
         # Ten names a line: long lists continue on indented lines.
-        rows = [" ".join(self.names[i:i + 10]) for i in range(0, len(self.names), 10)]
+        # No names (a FUSE bench: bdis only): devices= cannot be empty, and
+        # its default is every disk; a name no disk has keeps them all out.
+        names = self.names or ["radaemon-bench-no-disk"]
+        rows = [" ".join(names[i:i + 10]) for i in range(0, len(names), 10)]
         lines = ["[daemon]", "devices = " + "\n    ".join(rows),
                  "bdis = " + " ".join(self.bdis),
                  f"state_dir = {os.path.join(self.dir, 'state')}"]
         if self.interval_ms:
             lines.append(f"interval_ms = {self.interval_ms}")
         with open(self.config, "w") as f:
-            f.write("\n".join(lines) + "\n")
+            f.write("\n".join(lines) + "\n" + self.extra)
 
     def start(self, timeout=30):
         """Starts the daemon and returns the seconds from exec to READY=1."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The file-system suite: real tools on ext4, xfs and btrfs over the costly classes.
+"""The file-system suite: real tools on ext4, xfs and btrfs over the costly classes, and FUSE.
 
 The raw suite (run.py) reads block devices; users read files. Here each
 cell is a (device class, file system, workload): the class's throttled loop
@@ -13,12 +13,21 @@ every run, which drops its page cache):
   pdd-multi   4 dd bs=4k readers of 4 different big files
   mmap-rand   random 4 KiB mmap reads of a 1 GiB file, 256 MiB page cache
   phase       a scan of a big file, random mmap lookups in another, the scan again
+  cat1        cat of one big file
+  cat4        cat of 4 different big files at once
 
 File systems: ext4, xfs, btrfs (one device) and btrfs2 (two devices of the
 class, data raid0, metadata raid1). A btrfs file is read ahead with its
 mount's bdi, not the disk: there the sweep sets /sys/class/bdi/btrfs-N after
 every mount (each mount makes a new bdi), the kernel's value is 4096, and
 radaemon gets the mount point in bdis= beside the disks.
+
+fuse is a network file system over a link instead of a device class:
+tests/ra-testfs (from the build tree) serving 1 GiB files, each read request
+paying a round trip and then its turn on one shared link (--links, LINKS
+below). Its knob is the mount's bdi (/sys/class/bdi/0:N, set after every
+mount as for btrfs); the kernel's value is min(128, the server's INIT
+answer), 128 here. Every workload but tar and pcat runs on it.
 
 Modes: fixed values (the sweep, whose best is the oracle) and radaemon in
 repeat mode: a fresh daemon with an empty state on the device as the kernel
@@ -27,6 +36,7 @@ leaves it, then the same workload --repeat-runs times, every run scored
 
   bench/fs.py --classes hdd-7200 --fs ext4 --workloads tar,mmap-rand
   bench/fs.py --classes usb-stick,hdd-7200 --fs btrfs,btrfs2 --workloads pcat,tar
+  bench/fs.py --fs fuse --links sshfs-1gbe,sshfs-wan --workloads cat1,cat4,mmap-rand
   bench/fs.py --report-only bench/results/X-fs.json
 
 Every run is capped at --runtime seconds (throughput over the time it ran).
@@ -83,6 +93,8 @@ WORKLOADS = {
     "mmap-rand": ("IOPS", "random 4 KiB mmap reads of a 1 GiB file with a 256 MiB page cache"),
     "phase": ("1/s", "scan 256 MiB (dd bs=4k), 400 random mmap lookups in a 1 GiB file, "
                      "the scan again; scored 100 / seconds"),
+    "cat1": ("MB/s", "cat of one big file (256 MiB; 1 GiB on fuse)"),
+    "cat4": ("MB/s", "cat of 4 different big files at once"),
 }
 
 
@@ -103,7 +115,7 @@ def needs(workloads):
     """The parts of the data set the workloads read: tree, big files, mmap file."""
     w = set(workloads)
     return {"tree": bool(w & {"tar", "pcat"}),
-            "big": bool(w & {"pdd-single", "pdd-multi", "phase"}),
+            "big": bool(w & {"pdd-single", "pdd-multi", "phase", "cat1", "cat4"}),
             "mmap": bool(w & {"mmap-rand", "phase"})}
 
 
@@ -119,6 +131,7 @@ class FsDevice:
         self.machine = machine
         self.fstype = fstype
         self.btrfs = fstype.startswith("btrfs")
+        self.on_bdi = self.btrfs  # the knob is the mount's bdi, not the disk
         self.devices = [Device(machine, cls) for _ in range(2 if fstype == "btrfs2" else 1)]
         self.device = self.devices[0]
         self.mnt = machine.path(f"mnt-{cls.name}-{fstype}")
@@ -153,9 +166,25 @@ class FsDevice:
         """The name of what is read ahead with: the disk, or the bdi."""
         return self.bdi if self.btrfs else self.name
 
+    @property
+    def cell_class(self):
+        return self.device.cls.name
+
+    @property
+    def kernel_kb(self):
+        """The kernel's value for what the cell's files are read ahead with."""
+        return BTRFS_KERNEL_KB if self.btrfs else self.device.cls.kernel_kb
+
+    def path(self, name):
+        """A file of the data set: tree, big0..big3, mmap."""
+        return os.path.join(self.mnt, name)
+
+    def cgroup(self, mem_bytes=None):
+        return self.device.cgroup(mem_bytes)
+
     def read_knob(self):
-        """The knob's read_ahead_kb; None while no btrfs bdi is mounted."""
-        if not self.btrfs:
+        """The knob's read_ahead_kb; None while no bdi is mounted."""
+        if not self.on_bdi:
             return read_kb(self.name)
         try:
             with open(f"/sys/class/bdi/{self.bdi}/read_ahead_kb") as f:
@@ -164,7 +193,7 @@ class FsDevice:
             return None
 
     def set_knob(self, kb):
-        if not self.btrfs:
+        if not self.on_bdi:
             set_kb(self.name, kb)
             return
         with open(f"/sys/class/bdi/{self.bdi}/read_ahead_kb", "w") as f:
@@ -174,7 +203,7 @@ class FsDevice:
 
     def timeline_read(self):
         """For a Timeline: the disk's value, or (bdi, value) while one is mounted."""
-        if not self.btrfs:
+        if not self.on_bdi:
             return read_kb(self.name)
         bdi, kb = self.bdi, self.read_knob()
         return None if kb is None else (bdi, kb)
@@ -262,6 +291,104 @@ class FsDevice:
             self.forget()
 
 
+# FUSE's cells: a network file system over a link, modeled by tests/ra-testfs.
+# Every read request pays a round trip (round trips overlap) and then its
+# turn on one link that all requests share (--delay-us, --bandwidth-mbs).
+# sshfs-1gbe: sshfs to a server on the same switch. 1 GbE carries at most
+# 1460/1538 of its 125 MB/s as TCP payload (118.7 MB/s); SSH's framing and
+# cipher take a few more: 110 MB/s. 0.4 ms: a LAN ping (~0.15 ms) plus the
+# SFTP server's read from its page cache and both ends' SSH.
+# sshfs-wan: the same to a server 20 ms away behind a 100 Mbit/s line
+# (11.9 MB/s of TCP payload, 11 through SSH): a remote office, a VPS.
+LINKS = {
+    "sshfs-1gbe": {"delay_us": 400, "bandwidth_mbs": 110,
+                   "about": "sshfs over 1 GbE: 0.4 ms round trip, 110 MB/s"},
+    "sshfs-wan": {"delay_us": 20000, "bandwidth_mbs": 11,
+                  "about": "sshfs over a 100 Mbit/s WAN: 20 ms round trip, 11 MB/s"},
+}
+FUSE_KERNEL_KB = 128  # min(128, the server's INIT answer); ra-testfs answers the kernel's offer
+FUSE_FILE_MIB = 1024
+FUSE_WORKLOADS = ("pdd-single", "pdd-multi", "mmap-rand", "phase", "cat1", "cat4")
+
+
+class FuseFs:
+    """ra-testfs over a link (LINKS), with FsDevice's interface.
+
+    The knob is the mount's bdi, /sys/class/bdi/<maj>:<min> of its
+    anonymous device: a new bdi at every mount, whose number is often
+    reused. ra-testfs returns once the server has answered INIT, which
+    lowers the bdi to the server's value: a fixed value is written after.
+    """
+
+    def __init__(self, machine, link, builddir):
+        self.machine = machine
+        self.fstype = "fuse"
+        self.btrfs = False
+        self.on_bdi = True
+        self.link = link
+        self.binary = os.path.join(builddir, "tests", "ra-testfs")
+        if not os.access(self.binary, os.X_OK):
+            raise RuntimeError(f"no {self.binary}: build it (make -C build tests/ra-testfs, "
+                               "libfuse3 needed)")
+        self.devices = []
+        self.names = []
+        self.mnt = machine.path(f"mnt-fuse-{link}")
+        os.makedirs(self.mnt)
+        self.mounted = False
+        self.bdi = None
+        self.bdis_seen = []
+        self.kb_at_mount = None
+        self.fixed_kb = None
+        self.groups = {}
+        machine.on_exit(self.umount)
+        self.mount()
+
+    cell_class = property(lambda self: self.link)
+    knob = property(lambda self: self.bdi)
+    kernel_kb = FUSE_KERNEL_KB
+    read_knob = FsDevice.read_knob
+    set_knob = FsDevice.set_knob
+    timeline_read = FsDevice.timeline_read
+
+    def path(self, name):
+        """big0..big3 are file-000..file-003, mmap is file-004 (1 GiB each)."""
+        index = 4 if name == "mmap" else int(name[len("big"):])
+        return os.path.join(self.mnt, f"file-{index:03d}")
+
+    def cgroup(self, mem_bytes=None):
+        """No device to throttle: the link is the server's. A memory limit only."""
+        if mem_bytes not in self.groups:
+            tag = f"fuse-{self.link}" + (f"-{mem_bytes // MiB}M" if mem_bytes else "")
+            self.groups[mem_bytes] = self.machine.cgroup(tag, None, mem_bytes=mem_bytes)
+        return self.groups[mem_bytes]
+
+    def mount(self):
+        link = LINKS[self.link]
+        subprocess.run([self.binary, "--files", "5", "--size-mib", str(FUSE_FILE_MIB),
+                        "--delay-us", str(link["delay_us"]),
+                        "--bandwidth-mbs", str(link["bandwidth_mbs"]), self.mnt], check=True)
+        self.mounted = True
+        st = os.stat(self.mnt)
+        self.bdi = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+        self.bdis_seen.append(self.bdi)
+        self.kb_at_mount = self.read_knob()
+        if self.fixed_kb is not None:
+            self.set_knob(self.fixed_kb)
+
+    umount = FsDevice.umount
+
+    def cold(self):
+        """A fresh mount: a new superblock, an empty page cache."""
+        self.umount()
+        self.mount()
+
+    def model_stats(self):
+        return {}
+
+    def close(self):
+        self.umount()
+
+
 def timed(machine, group, argv, runtime):
     """Runs argv (a shell line) in group, at most runtime s: (stdout, seconds)."""
     t0 = time.monotonic()
@@ -281,23 +408,25 @@ def dd_bytes(err):
     return sum(int(line.split()[0]) for line in err.splitlines() if "bytes" in line and "copied" in line)
 
 
-def wait_for_daemon(fs, daemon, timeout=5):
-    """radaemon mode on btrfs: the daemon decides a new bdi when it sees the
-    mount in mountinfo. Waits for its decision line on this mount's bdi (a
-    user's job starts seconds after its mount, not microseconds), at most
-    timeout s; returns the seconds waited, None when nothing came."""
+def wait_for_daemon(fs, daemon, since, timeout=5):
+    """radaemon mode on a bdi: the daemon decides a new bdi when it sees the
+    mount in mountinfo. Waits for its decision line on this mount's bdi in
+    its log past offset since (a FUSE bdi's number comes again at a later
+    mount; a user's job starts seconds after its mount, not microseconds),
+    at most timeout s; returns the seconds waited, None when nothing came."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
-        if f"{fs.bdi}: read_ahead_kb " in daemon.output():
+        if f"{fs.bdi}: read_ahead_kb " in daemon.output()[since:]:
             return round(time.monotonic() - t0, 3)
         time.sleep(0.005)
     return None
 
 
 def measure(machine, fs, workload, runtime, daemon=None):
+    since = len(daemon.output()) if daemon else 0
     fs.cold()
-    waited = wait_for_daemon(fs, daemon) if fs.btrfs and daemon else None
-    group = fs.device.cgroup(MEM_LIMIT if workload in ("mmap-rand", "phase") else None)
+    waited = wait_for_daemon(fs, daemon, since) if fs.on_bdi and daemon else None
+    group = fs.cgroup(MEM_LIMIT if workload in ("mmap-rand", "phase") else None)
     mnt = fs.mnt
     kb_at_open = fs.read_knob()
     disk_kb = [read_kb(n) for n in fs.names]
@@ -317,26 +446,31 @@ def measure(machine, fs, workload, runtime, daemon=None):
         out, _, s = timed(machine, group, line, runtime)
         score = sum(int(x) for x in out.split()) / s / 1e6
     elif workload in ("pdd-single", "pdd-multi"):
-        files = [f"{mnt}/big0"] * 4 if workload == "pdd-single" else \
-            [f"{mnt}/big{i}" for i in range(4)]
+        files = [fs.path("big0")] * 4 if workload == "pdd-single" else \
+            [fs.path(f"big{i}") for i in range(4)]
         line = " & ".join(f"dd if={f} of=/dev/null bs=4k" for f in files) + "; wait"
         _, err, s = timed(machine, group, line, runtime)
         score = dd_bytes(err) / s / 1e6
     elif workload == "mmap-rand":
-        out, _, s = timed(machine, group, f"python3 {reader} {mnt}/mmap {runtime} 0", runtime + 30)
+        out, _, s = timed(machine, group, f"python3 {reader} {fs.path('mmap')} {runtime} 0", runtime + 30)
         score = int(out.split()[0]) / min(s, runtime)
     elif workload == "phase":
-        line = (f"dd if={mnt}/big1 of=/dev/null bs=4k status=none && "
-                f"python3 {reader} {mnt}/mmap 1000 400 >/dev/null && "
-                f"dd if={mnt}/big2 of=/dev/null bs=4k status=none")
+        line = (f"dd if={fs.path('big1')} of=/dev/null bs=4k status=none && "
+                f"python3 {reader} {fs.path('mmap')} 1000 400 >/dev/null && "
+                f"dd if={fs.path('big2')} of=/dev/null bs=4k status=none")
         _, _, s = timed(machine, group, line, 10 * runtime)
         score = 100 / s
+    elif workload in ("cat1", "cat4"):
+        files = [fs.path(f"big{i}") for i in range(1 if workload == "cat1" else 4)]
+        line = " & ".join(f"(cat {f} | {count})" for f in files) + "; wait"
+        out, _, s = timed(machine, group, line, runtime)
+        score = sum(int(x) for x in out.split()) / s / 1e6
     else:
         raise ValueError(workload)
     # kb_at_open: the knob (the disk, or for btrfs this mount's bdi) when the
     # workload started; every file it opens takes the knob's value then.
     r = {"score": score, "seconds": round(s, 2), "kb_at_open": kb_at_open, "kb_after": fs.read_knob()}
-    if fs.btrfs:
+    if fs.on_bdi:
         # The bdi read with, what the kernel gave it at mount (the fixed value
         # and the daemon's come after), and the disks beneath, unused for data.
         r.update(bdi=fs.bdi, kb_at_mount=fs.kb_at_mount, disk_kb=disk_kb)
@@ -355,7 +489,7 @@ def measure(machine, fs, workload, runtime, daemon=None):
 
 
 def run_fixed(machine, fs, workload, kb, runtime):
-    if fs.btrfs:
+    if fs.on_bdi:
         # The bdi is set after every mount (measure's fresh mount makes a new
         # one); the disks stay where the kernel leaves them.
         fs.fixed_kb = kb
@@ -375,12 +509,12 @@ def run_repeat(machine, fs, workload, runs, runtime, builddir, interval_ms, tag)
     fs.fixed_kb = None
     for d in fs.devices:
         d.reset()
-    if fs.btrfs:
+    if fs.on_bdi:
         # The bdi as the kernel leaves it: a fresh mount, no fixed value.
         fs.cold()
-    # btrfs: the daemon manages the bdi of our mount point (bdis=) beside the disks.
+    # btrfs, FUSE: the daemon manages the bdi of our mount point (bdis=) beside the disks.
     daemon = Daemon(machine, builddir, fs.names, tag=tag, interval_ms=interval_ms,
-                    bdis=[fs.mnt] if fs.btrfs else ())
+                    bdis=[fs.mnt] if fs.on_bdi else ())
     daemon.start()
     results = []
     try:
@@ -390,7 +524,7 @@ def run_repeat(machine, fs, workload, runs, runtime, builddir, interval_ms, tag)
         daemon.check_tracing()
     finally:
         daemon.stop()
-    names = fs.names + (fs.bdis_seen if fs.btrfs else [])
+    names = fs.names + (fs.bdis_seen if fs.on_bdi else [])
     decisions = [line.strip() for line in daemon.output().splitlines()
                  if any(f"{n}:" in line for n in names)]
     return {"runs": results, "timeline": timeline.changes, "decisions": decisions}
@@ -401,30 +535,27 @@ def loadavg():
         return [float(x) for x in f.read().split()[:3]]
 
 
-def kernel_kb(fs):
-    """The kernel's value for what the cell's files are read ahead with."""
-    return BTRFS_KERNEL_KB if fs.btrfs else fs.device.cls.kernel_kb
-
-
 def run_cell(machine, fs, workload, sweep, args):
-    log(f"cell {fs.device.cls.name}/{fs.fstype}/{workload} on {' '.join(fs.names)}")
+    log(f"cell {fs.cell_class}/{fs.fstype}/{workload} on {' '.join(fs.names) or fs.mnt}")
     # The kernel's value is always measured: the no-worse-than-default target needs it.
-    sweep = sorted(set(sweep) | {kernel_kb(fs)})
+    sweep = sorted(set(sweep) | {fs.kernel_kb})
     load_before = loadavg()
     points = {}
     for kb in sweep:
         points[kb] = [run_fixed(machine, fs, workload, kb, args.runtime) for _ in range(args.repeat)]
         log(f"  {kb} KiB: " + " ".join(f"{r['score']:.4g}" for r in points[kb]))
-    cell = {"class": fs.device.cls.name, "fs": fs.fstype, "workload": workload,
+    cell = {"class": fs.cell_class, "fs": fs.fstype, "workload": workload,
             "unit": WORKLOADS[workload][0], "devices": fs.names,
-            "knob": "bdi" if fs.btrfs else "disk", "kernel_kb": kernel_kb(fs),
+            "knob": "bdi" if fs.on_bdi else "disk", "kernel_kb": fs.kernel_kb,
             "points": {str(k): v for k, v in points.items()}}
-    if fs.btrfs:
+    if fs.fstype == "fuse":
+        cell["link"] = LINKS[fs.link]
+    if fs.on_bdi:
         # What the kernel gave each fresh mount's bdi in the fixed runs (before the
         # fixed value was written): 4096 is what the report's default row assumes.
         cell["kernel_bdi_kb"] = sorted({r["kb_at_mount"] for v in points.values() for r in v})
     if args.repeat_runs:
-        tag = f"daemon-{fs.device.cls.name}-{fs.fstype}-{workload}"
+        tag = f"daemon-{fs.cell_class}-{fs.fstype}-{workload}"
         cell["radaemon"] = run_repeat(machine, fs, workload, args.repeat_runs, args.runtime,
                                       args.builddir, args.interval_ms, tag)
         log("  radaemon: " + " ".join(f"{r['score']:.4g}@{r['kb_at_open']}"
@@ -477,9 +608,12 @@ def markdown(data):
                      f"{fixed} | {s['oracle']:.3g} @ {s['oracle_kb']} | {runs} | "
                      f"{fmt(s.get('last_ratio'))} | {fmt(s.get('together_ratio'))} | "
                      f"{fmt(s.get('worst_vs_default'))} |")
-    btrfs = [c for c in data["cells"] if c.get("knob") == "bdi"]
+    btrfs = [c for c in data["cells"] if c["fs"].startswith("btrfs")]
     if btrfs:
         lines += [""] + btrfs_markdown(data, btrfs)
+    fuse = [c for c in data["cells"] if c["fs"] == "fuse"]
+    if fuse:
+        lines += [""] + fuse_markdown(fuse)
     lines += ["", "Workloads:", ""] + [f"- `{w}` ({u}): {d}" for w, (u, d) in WORKLOADS.items()]
     return "\n".join(lines) + "\n"
 
@@ -501,7 +635,6 @@ def _served(runs):
 def btrfs_markdown(data, cells):
     """The btrfs cells: the bdi's value swept, the kernel's 4096, radaemon against both."""
     given = sorted({kb for c in cells for kb in c.get("kernel_bdi_kb", [])})
-    waits = [r.get("daemon_wait_s") for c in cells for r in c.get("radaemon", {}).get("runs", [])]
     lines = ["## btrfs: the bdi's read_ahead_kb", "",
              "A file on btrfs is read ahead with its mount's bdi (`/sys/class/bdi/btrfs-N`), not "
              "the disk's `queue/read_ahead_kb`, and every mount makes a new bdi. A fixed run "
@@ -510,25 +643,50 @@ def btrfs_markdown(data, cells):
              f"of the fixed runs held {', '.join(map(str, given)) or '?'} KiB before the value was "
              "written. radaemon gets the disks and `bdis = <mount point>`, and sets each new "
              "bdi itself; a run starts once its decision on the new bdi is in its log (at most "
-             "5 s; waited "
-             + (f"{min(w for w in waits if w is not None):.3f}-{max(w for w in waits if w is not None):.3f} s"
-                if any(w is not None for w in waits) else "-")
-             + (f", {sum(w is None for w in waits)} runs without a decision" if None in waits else "")
-             + ").", "",
-             "| class | fs | workload | unit | kernel 4096 | best fixed | radaemon runs (bdi KiB at open) "
+             f"5 s; waited {_waits(cells)}).", ""]
+    return lines + bdi_table(cells, "btrfs")
+
+
+def _waits(cells):
+    """How long the runs waited for radaemon's decision on each new bdi."""
+    waits = [r.get("daemon_wait_s") for c in cells for r in c.get("radaemon", {}).get("runs", [])]
+    known = [w for w in waits if w is not None]
+    return ((f"{min(known):.3f}-{max(known):.3f} s" if known else "-")
+            + (f", {len(waits) - len(known)} runs without a decision" if None in waits else ""))
+
+
+def fuse_markdown(cells):
+    """The FUSE cells: ra-testfs over a modeled link, its bdi swept."""
+    links = {c["class"]: c["link"]["about"] for c in cells}
+    lines = ["## FUSE: the bdi's read_ahead_kb", "",
+             "`tests/ra-testfs` serves 1 GiB files over a modeled link: every read request pays "
+             "a round trip (they overlap) and then its turn on one link all requests share. "
+             + " ".join(f"`{k}`: {v}." for k, v in links.items())
+             + " A file on FUSE is read ahead with its mount's bdi (`/sys/class/bdi/0:N`), a new "
+             "one at every mount; the kernel gives it min(128, the server's INIT answer), 128 "
+             "here. A fixed run writes its value after each fresh mount (ra-testfs returns once "
+             "INIT is answered). radaemon gets `bdis = <mount point>` and no disk; a run starts "
+             f"once its decision on the new bdi is in its log (waited {_waits(cells)}).", ""]
+    return lines + bdi_table(cells, "FUSE")
+
+
+def bdi_table(cells, what):
+    """The bdi cells against the kernel's value and the best fixed one."""
+    kernel = "/".join(sorted({str(c["kernel_kb"]) for c in cells}))
+    lines = [f"| class | fs | workload | unit | kernel {kernel} | best fixed | radaemon runs (bdi KiB at open) "
              "| run/best | together/best | worst/kernel | load before, after |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     met_best = met_default = 0
     for c in cells:
         s = score_cell(c)
         runs = c.get("radaemon", {}).get("runs", [])
-        kernel = c["points"].get(str(c["kernel_kb"]), [])
+        at_kernel = c["points"].get(str(c["kernel_kb"]), [])
         best = c["points"][str(s["oracle_kb"])]
         fmt = lambda x: f"{x:.2f}" if x is not None else "-"
         load = c.get("load")
         lines.append(
             f"| {c['class']} | {c['fs']} | {c['workload']} | {c['unit']} | "
-            f"{_spread(kernel) if kernel else '-'} | {s['oracle_kb']}: {_spread(best)} | "
+            f"{_spread(at_kernel) if at_kernel else '-'} | {s['oracle_kb']}: {_spread(best)} | "
             + " ".join(f"{r['score']:.3g}({r['kb_at_open']})" for r in runs) + " | "
             + " ".join(f"{x:.2f}" for x in s.get("run_ratios", [])) + " | "
             f"{fmt(s.get('together_ratio'))} | {fmt(s.get('worst_vs_default'))} | "
@@ -536,9 +694,9 @@ def btrfs_markdown(data, cells):
         met_best += s.get("together_ratio", 0) >= 0.90
         met_default += s.get("worst_vs_default", 0) >= 0.95
     n = sum("radaemon" in c for c in cells)
-    lines += ["", f"Targets: every btrfs cell at least 0.90 of its best fixed bdi value (runs "
+    lines += ["", f"Targets: every {what} cell at least 0.90 of its best fixed bdi value (runs "
                   f"together): {met_best} of {n}; no radaemon run more than 5 % below the kernel's "
-                  f"4096: {met_default} of {n}.", "",
+                  f"{kernel}: {met_default} of {n}.", "",
               "Every fixed value (median [min-max]; what the model served, median of the runs):", ""]
     for c in cells:
         lines.append(f"- {c['class']} {c['fs']} {c['workload']}: " + "; ".join(
@@ -556,7 +714,8 @@ def btrfs_markdown(data, cells):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--classes", default="hdd-7200,ssd-ctrl")
-    p.add_argument("--fs", default="ext4,xfs")
+    p.add_argument("--fs", default="ext4,xfs", help=f"of {', '.join(MKFS)}, fuse")
+    p.add_argument("--links", default="sshfs-1gbe", help=f"fuse's links, of {', '.join(LINKS)}")
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--sweep", default="16,128,512,2048,8192", help="fixed values, KiB")
     p.add_argument("--repeat", type=int, default=1, help="runs of every fixed value")
@@ -587,11 +746,18 @@ def main():
     sweep = [int(x) for x in args.sweep.split(",") if x]
     fstypes = [f for f in args.fs.split(",") if f]
     for f in fstypes:
-        if f not in MKFS:
-            sys.exit(f"fs.py: unknown file system {f} (have {', '.join(MKFS)})")
+        if f not in MKFS and f != "fuse":
+            sys.exit(f"fs.py: unknown file system {f} (have {', '.join(MKFS)}, fuse)")
         if f == "btrfs2" and any(not CLASSES[c].model for c in classes):
             # The throttle of a thr-* class is on one device's number only.
             sys.exit("fs.py: btrfs2 needs model classes (the thr-* throttle is per device)")
+    links = [x for x in args.links.split(",") if x] if "fuse" in fstypes else []
+    for x in links:
+        if x not in LINKS:
+            sys.exit(f"fs.py: unknown link {x} (have {', '.join(LINKS)})")
+    if links and set(workloads) - set(FUSE_WORKLOADS):
+        # ra-testfs serves big files only, no tree.
+        sys.exit(f"fs.py: fuse runs {', '.join(FUSE_WORKLOADS)} only")
 
     stem = time.strftime("%Y-%m-%d-%H%M") + f"-{os.uname().release}-fs"
     os.makedirs(args.results, exist_ok=True)
@@ -602,16 +768,19 @@ def main():
     warn_if_foreign_daemon()
     with Machine() as machine:
         machine.builddir = args.builddir
-        for c in classes:
-            for fstype in fstypes:
-                fs = FsDevice(machine, CLASSES[c], fstype, workloads)
-                try:
-                    for w in workloads:
-                        data["cells"].append(run_cell(machine, fs, w, sweep, args))
-                        with open(json_path, "w") as f:
-                            json.dump(data, f, indent=1)
-                finally:
-                    fs.close()
+        # (device class, file system) pairs, then FUSE's links: --classes is not theirs.
+        made = [lambda c=c, f=f: FsDevice(machine, CLASSES[c], f, workloads)
+                for c in classes for f in fstypes if f != "fuse"]
+        made += [lambda x=x: FuseFs(machine, x, args.builddir) for x in links]
+        for make in made:
+            fs = make()
+            try:
+                for w in workloads:
+                    data["cells"].append(run_cell(machine, fs, w, sweep, args))
+                    with open(json_path, "w") as f:
+                        json.dump(data, f, indent=1)
+            finally:
+                fs.close()
     with open(os.path.join(args.results, stem + ".md"), "w") as f:
         f.write(markdown(data))
     print(markdown(data), end="")
