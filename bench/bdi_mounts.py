@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How soon a new bdi holds radaemon's value: btrfs mounted N times.
+"""How soon a new bdi holds radaemon's value: btrfs or FUSE mounted N times.
 
 A bdi is made at every mount and its window is what files opened on it
 read with. Each cycle mounts a btrfs (mount(2) through libc, so the time
@@ -17,13 +17,27 @@ With --class NAME the file system is on a device of that class (the
 model classes read with a device's latency, so btrfs's mount takes as long
 as it would on that device); without, on a sparse file, where it is quickest.
 
-With --udev, a udevd runs too (started here if none runs) with the
+With --fs fuse, tests/ra-testfs is mounted instead, twice N times: a
+FUSE bdi's window is set by the server's INIT answer, which comes after
+mount(2) returns and only lowers it (min(current, server's)). ra-testfs
+returns once INIT is answered, the moment a first read could come: its
+value then is counted. First without a pin (the server answers 64 KiB:
+radaemon's value is the server's, and it must leave it), then with
+[bdi:<mount point>] read_ahead_kb = 1024: the latency from the bdi's add
+uevent and from the served mount to 1024, and what the bdi held in
+between (a thread polls it from the uevent on: a 1024 written before INIT
+is lowered to 128 by the answer).
+
+  bench/bdi_mounts.py --fs fuse --cycles 200
+
+With --udev (btrfs only), a udevd runs too (started here if none runs) with the
 shipped rule's bdi line pointed at this build's helper, in
 /run/udev/rules.d for the run only: the helper decides on the "add",
 during the mount. Run as root from a build tree, holding
 /run/radaemon-bench.lock.
 """
 import argparse
+import collections
 import ctypes
 import os
 import socket
@@ -85,6 +99,41 @@ class UeventClock(threading.Thread):
                 raise TimeoutError(f"no add uevent for {bdi}")
             return self.seen.pop(bdi)
 
+    def wait_next(self, prefix, after, timeout=10):
+        """The first bdi added after time after whose name starts with prefix,
+        and when: a FUSE bdi's name (0:N) is known only once it is mounted."""
+        def first():
+            return next((b for b, t in self.seen.items() if b.startswith(prefix) and t >= after), None)
+        with self.cond:
+            if not self.cond.wait_for(lambda: first() is not None, timeout):
+                raise TimeoutError(f"no add uevent for a bdi {prefix}*")
+            bdi = first()
+            return bdi, self.seen.pop(bdi)
+
+
+class Sampler(threading.Thread):
+    """From the next FUSE bdi's add uevent on, polls its read_ahead_kb
+    every 0.1 ms: each value it held and when it came."""
+
+    def __init__(self, clock):
+        super().__init__(daemon=True)
+        self.clock = clock
+        self.t0 = time.monotonic()
+        self.bdi = self.t_event = None
+        self.changes = []
+        self.done = threading.Event()
+
+    def run(self):
+        self.bdi, self.t_event = self.clock.wait_next("0:", self.t0)
+        while not self.done.is_set():
+            try:
+                kb = bdi_kb(self.bdi)
+            except FileNotFoundError:
+                break
+            if not self.changes or kb != self.changes[-1][1]:
+                self.changes.append((time.monotonic(), kb))
+            time.sleep(0.0001)
+
 
 def btrfs_bdi(uuid):
     return os.path.basename(os.readlink(f"/sys/fs/btrfs/{uuid}/bdi"))
@@ -129,13 +178,120 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
+def stats(v):
+    return (f"median {statistics.median(v):.2f} ms, 95th {percentile(v, 95):.2f} ms, "
+            f"worst {max(v):.2f} ms")
+
+
+FUSE_SERVER_KB = 64  # what ra-testfs answers INIT with in the unpinned cycles
+FUSE_PIN_KB = 1024
+
+
+def fuse_cycles(machine, builddir, clock, cycles, pin):
+    """ra-testfs mounted cycles times under a fresh radaemon, pinned or not."""
+    binary = os.path.join(builddir, "tests", "ra-testfs")
+    mnt = machine.path("mnt-fuse-pin" if pin else "mnt-fuse")
+    os.mkdir(mnt)
+    extra = f"[bdi:{mnt}]\nread_ahead_kb = {pin}\n" if pin else ""
+    daemon = Daemon(machine, builddir, [], tag="fuse-pin" if pin else "fuse", bdis=[mnt], extra=extra)
+    daemon.start()
+    # Pinned: the server answers the kernel's offer (128) and the pin is the
+    # value. Not: the server's 64 is radaemon's prior, the value to keep.
+    argv = [binary, "--files", "1", "--size-mib", "16"] + \
+        ([] if pin else ["--max-readahead-kb", str(FUSE_SERVER_KB)]) + [mnt]
+    want = pin or FUSE_SERVER_KB
+    mounted = []
+    machine.on_exit(lambda: [sys_umount(m) for m in mounted])
+    at_served = after_decision = lost = 0
+    from_event, from_served, decided = [], [], []
+    sequences = collections.Counter()
+    for i in range(cycles):
+        since = len(daemon.output())
+        sampler = Sampler(clock)
+        sampler.start()
+        subprocess.run(argv, check=True)  # returns once INIT is answered
+        t_served = time.monotonic()
+        mounted.append(mnt)
+        st = os.stat(mnt)
+        bdi = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+        first = bdi_kb(bdi)
+        at_served += first == want
+        deadline = time.monotonic() + 10
+        if pin:
+            # Until the pin is there, or radaemon has taken what INIT left
+            # for somebody else's value and left it (external_changes = yield).
+            while bdi_kb(bdi) != want:
+                if f"{bdi}: read_ahead_kb went from" in daemon.output()[since:]:
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"cycle {i}: {bdi} stays at {bdi_kb(bdi)}, not {want}")
+                time.sleep(0.0002)
+        else:
+            # Nothing to write: wait for radaemon's word on this bdi, then look again.
+            while f"{bdi}: read_ahead_kb " not in daemon.output()[since:]:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"cycle {i}: no decision on {bdi}")
+                time.sleep(0.001)
+            decided.append((time.monotonic() - t_served) * 1e3)
+            time.sleep(0.02)
+            after_decision += bdi_kb(bdi) == want
+        sampler.done.set()
+        sampler.join()
+        if sampler.bdi != bdi:
+            raise RuntimeError(f"cycle {i}: the uevent was for {sampler.bdi}, the mount is {bdi}")
+        sequences[" -> ".join(str(kb) for _, kb in sampler.changes)] += 1
+        if pin and sampler.changes[-1][1] == want:
+            # When the value came for good: the sampler's last change.
+            t_set = sampler.changes[-1][0]
+            from_event.append((t_set - sampler.t_event) * 1e3)
+            from_served.append(max(0.0, t_set - t_served) * 1e3)
+        elif pin:
+            lost += 1
+        sys_umount(mnt)
+        mounted.remove(mnt)
+    daemon.stop()
+
+    kernel = 128 if pin else f"min(128, {FUSE_SERVER_KB})"
+    print(f"FUSE (ra-testfs) mounted {cycles} times, radaemon "
+          + (f"with [bdi:{mnt}] read_ahead_kb = {pin}" if pin else "without a pin")
+          + f": {want} KiB in place when the mount answered (INIT done) in {at_served} of {cycles}"
+          + (f"; still {want} after radaemon's decision in {after_decision} of {cycles}" if not pin else ""))
+    print(f"  the kernel gives {kernel} at INIT; what the bdi held from its uevent on (cycles):")
+    for seq, n in sequences.most_common():
+        print(f"    {seq}: {n}")
+    if pin:
+        print(f"  {want} KiB never came back (radaemon yielded to what INIT left) in {lost} of {cycles}")
+    if from_event:
+        print(f"  from the bdi's add uevent to the value ({len(from_event)} cycles): {stats(from_event)}")
+        print(f"  from the served mount to the value:     {stats(from_served)}")
+    else:
+        print(f"  from the served mount to radaemon's decision in its log: {stats(decided)}")
+    decisions = [line for line in daemon.output().splitlines() if "0:" in line]
+    kinds = collections.Counter(line.split(": ", 1)[1].split(" (")[0].split(":")[0]
+                                for line in decisions if ": " in line)
+    print("  radaemon's log lines on the bdis, by kind: "
+          + "; ".join(f"{k!r} x{n}" for k, n in kinds.most_common(8)))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cycles", type=int, default=200)
-    p.add_argument("--udev", action="store_true", help="udevd and the rule's bdi line run too")
+    p.add_argument("--fs", default="btrfs", choices=("btrfs", "fuse"))
+    p.add_argument("--udev", action="store_true", help="udevd and the rule's bdi line run too (btrfs)")
     p.add_argument("--class", dest="cls", choices=sorted(CLASSES), help="a device of this class, not a sparse file")
     p.add_argument("--builddir", default=os.path.join(os.path.dirname(__file__), "..", "build"))
     args = p.parse_args()
+
+    if args.fs == "fuse":
+        if args.udev or args.cls:
+            sys.exit("bdi_mounts.py: --udev and --class are for btrfs")
+        builddir = os.path.abspath(args.builddir)
+        with Machine() as machine:
+            clock = UeventClock()
+            clock.start()
+            fuse_cycles(machine, builddir, clock, args.cycles, None)
+            fuse_cycles(machine, builddir, clock, args.cycles, FUSE_PIN_KB)
+        return 0
 
     with Machine() as machine:
         machine.builddir = os.path.abspath(args.builddir)
@@ -186,9 +342,6 @@ def main():
             mounted.remove(mnt)
         daemon.stop()
 
-    def stats(v):
-        return (f"median {statistics.median(v):.2f} ms, 95th {percentile(v, 95):.2f} ms, "
-                f"worst {max(v):.2f} ms")
     who = "radaemon and the udev rule" if args.udev else "radaemon alone (mountinfo)"
     where = f"a {args.cls} device" if args.cls else "a sparse file"
     print(f"btrfs on {where} mounted {args.cycles} times, {who}: {want} KiB in place at "
