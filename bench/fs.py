@@ -15,6 +15,7 @@ every run, which drops its page cache):
   phase       a scan of a big file, random mmap lookups in another, the scan again
   cat1        cat of one big file
   cat4        cat of 4 different big files at once
+  dd1         one dd bs=4k reader of one big file (the window is all it reads ahead)
 
 File systems: ext4, xfs, btrfs (one device) and btrfs2 (two devices of the
 class, data raid0, metadata raid1). A btrfs file is read ahead with its
@@ -95,6 +96,7 @@ WORKLOADS = {
                      "the scan again; scored 100 / seconds"),
     "cat1": ("MB/s", "cat of one big file (256 MiB; 1 GiB on fuse)"),
     "cat4": ("MB/s", "cat of 4 different big files at once"),
+    "dd1": ("MB/s", "one dd bs=4k reader of one big file"),
 }
 
 
@@ -115,7 +117,7 @@ def needs(workloads):
     """The parts of the data set the workloads read: tree, big files, mmap file."""
     w = set(workloads)
     return {"tree": bool(w & {"tar", "pcat"}),
-            "big": bool(w & {"pdd-single", "pdd-multi", "phase", "cat1", "cat4"}),
+            "big": bool(w & {"pdd-single", "pdd-multi", "phase", "cat1", "cat4", "dd1"}),
             "mmap": bool(w & {"mmap-rand", "phase"})}
 
 
@@ -308,7 +310,7 @@ LINKS = {
 }
 FUSE_KERNEL_KB = 128  # min(128, the server's INIT answer); ra-testfs answers the kernel's offer
 FUSE_FILE_MIB = 1024
-FUSE_WORKLOADS = ("pdd-single", "pdd-multi", "mmap-rand", "phase", "cat1", "cat4")
+FUSE_WORKLOADS = ("pdd-single", "pdd-multi", "mmap-rand", "phase", "cat1", "cat4", "dd1")
 
 
 class FuseFs:
@@ -445,9 +447,9 @@ def measure(machine, fs, workload, runtime, daemon=None):
         line = " & ".join(f"(cat {g} | {count})" for g in groups) + "; wait"
         out, _, s = timed(machine, group, line, runtime)
         score = sum(int(x) for x in out.split()) / s / 1e6
-    elif workload in ("pdd-single", "pdd-multi"):
+    elif workload in ("pdd-single", "pdd-multi", "dd1"):
         files = [fs.path("big0")] * 4 if workload == "pdd-single" else \
-            [fs.path(f"big{i}") for i in range(4)]
+            [fs.path("big0")] if workload == "dd1" else [fs.path(f"big{i}") for i in range(4)]
         line = " & ".join(f"dd if={f} of=/dev/null bs=4k" for f in files) + "; wait"
         _, err, s = timed(machine, group, line, runtime)
         score = dd_bytes(err) / s / 1e6
