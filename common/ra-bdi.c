@@ -327,3 +327,9 @@ void ra_bdi_prior(const RaBdi *b, const uint32_t *beneath_kb, uint32_t server_kb
                                    "will show whether another pays.",
                          ret->kb);
 }
+
+bool ra_bdi_fuse_init_answer(const RaBdi *b, bool pending, uint64_t since_found_usec, uint32_t server_kb,
+                             uint32_t was_kb, uint32_t kb) {
+        return b->kind == RA_BDI_FUSE && pending && since_found_usec < RA_BDI_FUSE_INIT_USEC &&
+               kb < was_kb && kb <= server_kb;
+}

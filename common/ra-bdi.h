@@ -102,3 +102,18 @@ int ra_bdi_identity(const RaBdi *b, char **ret);
  */
 void ra_bdi_prior(const RaBdi *b, const uint32_t *beneath_kb, uint32_t server_kb, RaBounds bounds,
                   RaDecision *ret);
+
+/* How long after a FUSE bdi is found its server's INIT answer is looked for. */
+#define RA_BDI_FUSE_INIT_USEC (5 * UINT64_C(1000000))
+
+/*
+ * Whether a FUSE bdi's window, gone from was_kb to kb, is its server's INIT
+ * answer rather than somebody else's write. mount(2) returns before the
+ * server answers, and radaemon can find the bdi and write it first; the
+ * answer then sets the window to min(the window then, the server's
+ * max_readahead). So it only lowers, to at most server_kb (the window the
+ * bdi had when found, the kernel's offer), once (pending: not seen yet),
+ * and soon: since_found_usec after the bdi was found.
+ */
+bool ra_bdi_fuse_init_answer(const RaBdi *b, bool pending, uint64_t since_found_usec, uint32_t server_kb,
+                             uint32_t was_kb, uint32_t kb);

@@ -97,6 +97,8 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b) {
                 d->server_kb = d->attrs.has_original  ? d->attrs.original_kb
                                : e && e->has_original ? e->original_kb
                                                       : d->attrs.read_ahead_kb;
+                if (d->bdi.kind == RA_BDI_FUSE)
+                        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &d->fuse_init_pending_since);
         }
         if (!d->bdi.mountpoint)
                 log_info("%s: %s being mounted (%s).", d->name, d->bdi.fs_type, d->identity);

@@ -80,6 +80,8 @@ typedef struct RaDisk {
         RaDecision bdi_prior;
         uint32_t server_kb;
         bool reread; /* udevd has finished an event of it: read its properties again at the next scan */
+        /* FUSE: when it was found (CLOCK_MONOTONIC usec), until its server's INIT answer is seen; then 0. */
+        uint64_t fuse_init_pending_since;
         /* RA_KIND_DISK: a managed bdi reads through this disk, so its block requests are a file system's. */
         bool beneath_bdi;
         /* RA_KIND_DISK on top of others (dm, md): the stack, its leaves' priors in beneath_kb. */

@@ -581,21 +581,39 @@ void ra_manager_learned(Manager *m, RaDisk *d) {
 
 void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb) {
         uint32_t was = d->attrs.read_ahead_kb;
+        RaStateEntry *e;
         uint64_t now;
 
         if (kb == was)
                 return;
         d->attrs.read_ahead_kb = kb;
+        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
 
         /*
          * mount(2) returns before a FUSE server answers INIT, and its answer
          * lowers the window to the server's max_readahead: that is the
          * server's word on what is behind it, the prior, not someone else's.
+         * A value radaemon wrote before the answer (a pin, a learned one)
+         * comes down with it: deciding again writes it back.
          */
-        if (d->kind == RA_KIND_BDI && d->bdi.kind == RA_BDI_FUSE && kb < d->server_kb &&
-            d->decision.source == RA_SOURCE_PRIOR) {
+        if (d->kind == RA_KIND_BDI &&
+            ra_bdi_fuse_init_answer(&d->bdi, d->fuse_init_pending_since > 0,
+                                    now - d->fuse_init_pending_since, d->server_kb, was, kb)) {
                 log_info("%s: the FUSE server lowered the window to %" PRIu32 " KiB at INIT.", d->name, kb);
+                d->fuse_init_pending_since = 0;
                 d->server_kb = kb;
+                /*
+                 * What the file system was given, where the state remembered
+                 * the kernel's offer: the next mount starts from the answer
+                 * (found after INIT, it holds the answer, not radaemon's value),
+                 * and Restore goes back to it.
+                 */
+                if (ra_state_ensure(m->state, d->identity, &e) >= 0 &&
+                    (!e->has_original || e->original_kb != kb)) {
+                        e->original_kb = kb;
+                        e->has_original = true;
+                        m->state_dirty = true;
+                }
                 ra_manager_tune_disk(m, d, "fuse init");
                 return;
         }
@@ -610,7 +628,6 @@ void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb) {
         if (ra_manager_observing(m) || d->decision.kb == 0 || kb == d->decision.kb)
                 return;
 
-        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
         if (now - d->reassert_since > REASSERT_WINDOW_USEC) {
                 d->reassert_since = now;
                 d->reasserts = 0;

@@ -227,6 +227,22 @@ unset 'RA_MOUNTS[-1]'
 ra_wait_log "^$fuse: unmounted"
 ra_ok "FUSE: $fuse at the server's 64 KiB (prior), pinned to 1024, forgotten at umount"
 
+# The pin holds at the next mount, and is written before a server slow to
+# answer INIT (300 ms late here) has answered: the answer lowers it to
+# min(1024, 64), and radaemon writes it again rather than yield to it.
+lowered=$(grep -c "lowered the window to 64 KiB at INIT" "$T/daemon.log" || true)
+"$RA_BUILDDIR/tests/ra-testfs" --files 1 --size-mib 16 --max-readahead-kb 64 --init-delay-ms 300 "$T/fuse" ||
+	ra_fail "ra-testfs --init-delay-ms 300 did not mount"
+RA_MOUNTS+=("$T/fuse")
+fuse=$(mountpoint -d "$T/fuse")
+ra_wait_for "(( \$(grep -c 'lowered the window to 64 KiB at INIT' $T/daemon.log) > $lowered ))" ||
+	ra_fail "FUSE bdi $fuse: INIT's answer not seen as the server's: $(grep "^$fuse:" "$T/daemon.log" | tail -3)"
+ra_wait_for "[[ \$(bdi_kb $fuse) == 1024 ]]" ||
+	ra_fail "FUSE bdi $fuse is $(bdi_kb "$fuse") after INIT, not the pin's 1024"
+umount "$T/fuse" || ra_fail "cannot unmount $T/fuse"
+unset 'RA_MOUNTS[-1]'
+ra_ok "FUSE: the pin, written before INIT and lowered by the answer to 64, written again"
+
 # ra-testfs's link: a bad --bandwidth-mbs is refused by name, and 16 MiB
 # through 16 MB/s take a second at least, whatever the window.
 for bad in 0 100001 12x; do

@@ -7,10 +7,12 @@
  * stored, and a test can check every byte it read.
  *
  *   ra-testfs [--files N] [--size-mib M] [--max-readahead-kb K] [--delay-us U]
- *             [--bandwidth-mbs B] MOUNTPOINT [FUSE options, e.g. -f]
+ *             [--bandwidth-mbs B] [--init-delay-ms D] MOUNTPOINT [FUSE options, e.g. -f]
  *
  * The kernel gives a FUSE bdi min(128 KiB, the max_readahead the server
- * answered INIT with) as read_ahead_kb; --max-readahead-kb sets that answer.
+ * answered INIT with) as read_ahead_kb; --max-readahead-kb sets that answer,
+ * and --init-delay-ms delays it, as a server still connecting would: what
+ * radaemon writes before the answer, the answer lowers.
  *
  * --delay-us and --bandwidth-mbs make it a network file system: every read
  * request takes a round trip of U microseconds, and its data then crosses
@@ -56,13 +58,14 @@ typedef struct TestFs {
         uint64_t max_readahead_kb; /* UINT64_MAX: leave the kernel's offer */
         uint64_t delay_us;
         uint64_t bandwidth_mbs; /* 0: no link, each request costs delay_us alone */
+        uint64_t init_delay_ms;
 } TestFs;
 
 static TestFs fs = { .files = 4, .size_mib = 64, .max_readahead_kb = UINT64_MAX };
 
 /* The options as given, parsed strictly once fuse_opt has found them. */
 typedef struct Options {
-        char *files, *size_mib, *max_readahead_kb, *delay_us, *bandwidth_mbs;
+        char *files, *size_mib, *max_readahead_kb, *delay_us, *bandwidth_mbs, *init_delay_ms;
 } Options;
 
 /* "--files 8" and "--files=8" alike. fuse_opt applies every template that
@@ -79,6 +82,8 @@ static const struct fuse_opt option_spec[] = {
         { "--delay-us=%s", offsetof(Options, delay_us), 0 },
         { "--bandwidth-mbs %s", offsetof(Options, bandwidth_mbs), 0 },
         { "--bandwidth-mbs=%s", offsetof(Options, bandwidth_mbs), 0 },
+        { "--init-delay-ms %s", offsetof(Options, init_delay_ms), 0 },
+        { "--init-delay-ms=%s", offsetof(Options, init_delay_ms), 0 },
         FUSE_OPT_END,
 };
 
@@ -114,6 +119,12 @@ static int file_index(const char *path, unsigned *ret_index) {
 }
 
 static void *testfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg) {
+        struct timespec delay = { .tv_sec = (time_t) (fs.init_delay_ms / 1000),
+                                  .tv_nsec = (long) (fs.init_delay_ms % 1000 * 1000000) };
+
+        /* The answer goes out when this returns. */
+        while (nanosleep(&delay, &delay) < 0 && errno == EINTR)
+                ;
         if (fs.max_readahead_kb != UINT64_MAX)
                 conn->max_readahead = (unsigned) fs.max_readahead_kb * 1024u;
         /* max_read must match the max_read= in default_options, or
@@ -237,7 +248,7 @@ static const struct fuse_operations ops = {
 
 static void help(void) {
         printf("usage: ra-testfs [--files N] [--size-mib M] [--max-readahead-kb K] [--delay-us U]\n"
-               "                 [--bandwidth-mbs B] MOUNTPOINT [FUSE options]\n"
+               "                 [--bandwidth-mbs B] [--init-delay-ms D] MOUNTPOINT [FUSE options]\n"
                "\n"
                "Serves N read-only files, file-000, file-001, ..., of M MiB each, through the\n"
                "page cache. In file i, the 8-byte word at offset o (a multiple of 8) is the\n"
@@ -255,6 +266,7 @@ static void help(void) {
                "                        to 100000; default none: a request costs its round\n"
                "                        trip alone, whatever its size). --delay-us 400\n"
                "                        --bandwidth-mbs 110 is sshfs over 1 GbE\n"
+               "  --init-delay-ms D     answer INIT D milliseconds late (0 to 10000; default 0)\n"
                "\n"
                "Without -f it returns once the mount answers. fusermount3 -u or umount stops it.\n"
                "\n");
@@ -284,7 +296,8 @@ static int parse_options(const Options *o) {
             parse_option("size-mib", o->size_mib, 1, 1u << 20, &fs.size_mib) < 0 ||
             parse_option("max-readahead-kb", o->max_readahead_kb, 0, 1u << 20, &fs.max_readahead_kb) < 0 ||
             parse_option("delay-us", o->delay_us, 0, 1000000, &fs.delay_us) < 0 ||
-            parse_option("bandwidth-mbs", o->bandwidth_mbs, 1, 100000, &fs.bandwidth_mbs) < 0)
+            parse_option("bandwidth-mbs", o->bandwidth_mbs, 1, 100000, &fs.bandwidth_mbs) < 0 ||
+            parse_option("init-delay-ms", o->init_delay_ms, 0, 10000, &fs.init_delay_ms) < 0)
                 return -EINVAL;
         return 0;
 }
@@ -334,6 +347,7 @@ static void options_clear(Options *o) {
         free(o->max_readahead_kb);
         free(o->delay_us);
         free(o->bandwidth_mbs);
+        free(o->init_delay_ms);
 }
 
 int main(int argc, char *argv[]) {

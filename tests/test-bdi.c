@@ -194,6 +194,24 @@ START_TEST(test_keys) {
 }
 END_TEST
 
+/* A FUSE server's INIT answer only lowers the window, to at most its offer, once, soon after the mount. */
+START_TEST(test_fuse_init_answer) {
+        RaBdi fuse = { .kind = RA_BDI_FUSE }, btrfs = { .kind = RA_BDI_BTRFS };
+        uint64_t soon = 1000, late = RA_BDI_FUSE_INIT_USEC;
+
+        /* The prior (128, the kernel's offer) lowered to the server's 64. */
+        ck_assert(ra_bdi_fuse_init_answer(&fuse, true, soon, 128, 128, 64));
+        /* A pin of 1024 written before the answer: min(1024, 128). */
+        ck_assert(ra_bdi_fuse_init_answer(&fuse, true, soon, 128, 1024, 128));
+        /* Not the answer: a raise, a value above the offer, seen once already, too late, not FUSE. */
+        ck_assert(!ra_bdi_fuse_init_answer(&fuse, true, soon, 128, 64, 128));
+        ck_assert(!ra_bdi_fuse_init_answer(&fuse, true, soon, 128, 1024, 512));
+        ck_assert(!ra_bdi_fuse_init_answer(&fuse, false, soon, 128, 1024, 128));
+        ck_assert(!ra_bdi_fuse_init_answer(&fuse, true, late, 128, 1024, 128));
+        ck_assert(!ra_bdi_fuse_init_answer(&btrfs, true, soon, 4096, 8192, 128));
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("bdi");
         TCase *tc = tcase_create("bdi");
@@ -201,6 +219,7 @@ int main(void) {
         tcase_add_test(tc, test_scan);
         tcase_add_test(tc, test_prior);
         tcase_add_test(tc, test_keys);
+        tcase_add_test(tc, test_fuse_init_answer);
         suite_add_tcase(s, tc);
         return test_run(s);
 }
