@@ -220,12 +220,16 @@ def fuse_cycles(machine, builddir, clock, cycles, pin):
         # radaemon checks every bdi's value once a second (interval_ms):
         # what is not there 3 s after the mount answered stays away.
         deadline = time.monotonic() + 3
+        t_seen = t_served if first == want else None
         if pin:
             # Or until radaemon has said it yields to what INIT left.
-            while bdi_kb(bdi) != want and time.monotonic() < deadline:
-                if f"{bdi}: read_ahead_kb went from" in daemon.output()[since:]:
+            while t_seen is None and time.monotonic() < deadline:
+                if bdi_kb(bdi) == want:
+                    t_seen = time.monotonic()
+                elif f"{bdi}: read_ahead_kb went from" in daemon.output()[since:]:
                     break
-                time.sleep(0.0002)
+                else:
+                    time.sleep(0.0002)
         else:
             # Nothing to write: wait for radaemon's word on this bdi, then look again.
             while f"{bdi}: read_ahead_kb " not in daemon.output()[since:]:
@@ -241,8 +245,11 @@ def fuse_cycles(machine, builddir, clock, cycles, pin):
             raise RuntimeError(f"cycle {i}: the uevent was for {sampler.bdi}, the mount is {bdi}")
         if not sampler.changes:  # done before its first look: the value was there at once
             sampler.changes.append((t_served, first))
+        # The value this loop saw last, if the sampler stopped before it did.
+        if t_seen is not None and sampler.changes[-1][1] != want:
+            sampler.changes.append((t_seen, want))
         sequences[" -> ".join(str(kb) for _, kb in sampler.changes)] += 1
-        if pin and sampler.changes[-1][1] == want:
+        if pin and t_seen is not None:
             # When the value came for good: the sampler's last change.
             t_set = sampler.changes[-1][0]
             from_event.append((t_set - sampler.t_event) * 1e3)
