@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 
+#include "ra-apply.h"
 #include "ra-bdis.h"
 #include "ra-bdiwatch.h"
 #include "ra-bus.h"
@@ -42,6 +43,8 @@ static void mark_beneath(Manager *m) {
                 }
         }
 }
+
+static void fuse_watch(Manager *m);
 
 /*
  * Reads a bdi from what a scan (or, for a btrfs being mounted, sysfs) found;
@@ -97,8 +100,10 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b) {
                 d->server_kb = d->attrs.has_original  ? d->attrs.original_kb
                                : e && e->has_original ? e->original_kb
                                                       : d->attrs.read_ahead_kb;
-                if (d->bdi.kind == RA_BDI_FUSE)
+                if (d->bdi.kind == RA_BDI_FUSE) {
                         (void) sd_event_now(m->event, CLOCK_MONOTONIC, &d->fuse_init_pending_since);
+                        fuse_watch(m);
+                }
         }
         if (!d->bdi.mountpoint)
                 log_info("%s: %s being mounted (%s).", d->name, d->bdi.fs_type, d->identity);
@@ -240,6 +245,7 @@ typedef struct RaBdiEarly {
         struct udev_monitor *monitor;
         sd_event_source *monitor_source;
         sd_event_source *timer;
+        sd_event_source *fuse_timer;
         Early *v;
         size_t n;
 } RaBdiEarly;
@@ -281,11 +287,11 @@ static bool early_try(Manager *m, const char *name) {
         return true;
 }
 
-static int arm(RaBdiEarly *e, uint64_t usec) {
-        int r = sd_event_source_set_time_relative(e->timer, usec);
+static int arm(sd_event_source *timer, uint64_t usec) {
+        int r = sd_event_source_set_time_relative(timer, usec);
 
         if (r >= 0)
-                r = sd_event_source_set_enabled(e->timer, SD_EVENT_ONESHOT);
+                r = sd_event_source_set_enabled(timer, SD_EVENT_ONESHOT);
         return r;
 }
 
@@ -306,7 +312,7 @@ static int on_early_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 e->v[kept++] = e->v[i];
         }
         e->n = kept;
-        if (kept > 0 && arm(e, early_interval(now - newest)) < 0)
+        if (kept > 0 && arm(e->timer, early_interval(now - newest)) < 0)
                 log_warning("Cannot wait for a btrfs being mounted; it is decided at the mount.");
         return 0;
 }
@@ -331,7 +337,7 @@ static void early_add(Manager *m, const char *name) {
                 (void) log_oom();
                 return;
         }
-        if (e->n++ == 0 && arm(e, early_interval(0)) < 0)
+        if (e->n++ == 0 && arm(e->timer, early_interval(0)) < 0)
                 log_warning("%s: cannot wait for its btrfs to be linked; it is decided at the mount.", name);
 }
 
@@ -353,6 +359,57 @@ static int on_kernel_uevent(sd_event_source *s, int fd, uint32_t revents, void *
                 udev_device_unref(dev);
         }
         return 0;
+}
+
+/*
+ * A FUSE bdi found before its server answered INIT: the answer sets the
+ * window to min(the window then, the server's max_readahead), undoing a pin
+ * or a learned value written before it (ra_manager_check_drift() tells the
+ * answer and writes the value back). The sampler would see it up to an
+ * interval later; a file opened meanwhile reads with the server's window.
+ * So the window is looked at every millisecond for 100 ms after the bdi was
+ * found, then every 10 ms up to a second: one read of sysfs each.
+ */
+static uint64_t fuse_interval(uint64_t age) {
+        return age < 100 * 1000 ? 1000 : age < 1000 * 1000 ? 10 * 1000 : 0;
+}
+
+static int on_fuse_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        uint64_t now = now_usec(m), next = 0;
+
+        for (size_t i = 0; i < m->n_disks; i++) {
+                RaDisk *d = m->disks[i];
+                _cleanup_close_ int sysfd = -1;
+                uint64_t interval;
+                uint32_t kb;
+
+                if (d->kind != RA_KIND_BDI || d->bdi.kind != RA_BDI_FUSE || d->fuse_init_pending_since == 0)
+                        continue;
+                interval = fuse_interval(now - d->fuse_init_pending_since);
+                if (interval == 0)
+                        continue; /* the sampler's from now on */
+                sysfd = ra_disk_open_sysfs(d);
+                if (sysfd >= 0 && ra_apply_read_current(sysfd, d->knob_attr, &kb) >= 0 &&
+                    kb != d->attrs.read_ahead_kb)
+                        ra_manager_check_drift(m, d, kb);
+                if (d->fuse_init_pending_since > 0 && (next == 0 || interval < next))
+                        next = interval;
+        }
+        if (next > 0 && arm(m->bdi_early->fuse_timer, next) < 0)
+                log_debug("Cannot look for FUSE servers' INIT answers; the sampler sees them.");
+        return 0;
+}
+
+/* A FUSE bdi was found: its server's INIT answer is looked for from now on. */
+static void fuse_watch(Manager *m) {
+        int enabled = SD_EVENT_OFF;
+
+        if (!m->bdi_early || !m->bdi_early->fuse_timer)
+                return;
+        (void) sd_event_source_get_enabled(m->bdi_early->fuse_timer, &enabled);
+        if (enabled == SD_EVENT_OFF && arm(m->bdi_early->fuse_timer, fuse_interval(0)) < 0)
+                log_debug("Cannot look for a FUSE server's INIT answer; the sampler sees it.");
 }
 
 /* Without it a btrfs is decided at the mount, a millisecond after mount(2) returns. */
@@ -377,6 +434,11 @@ static int early_start(Manager *m) {
                                                on_early_timer, m); /* accuracy 0 would be 250 ms */
         if (r >= 0)
                 r = sd_event_source_set_enabled(e->timer, SD_EVENT_OFF);
+        if (r >= 0)
+                r = sd_event_add_time_relative(m->event, &e->fuse_timer, CLOCK_MONOTONIC, fuse_interval(0),
+                                               1, on_fuse_timer, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(e->fuse_timer, SD_EVENT_OFF);
         return r;
 }
 
@@ -386,6 +448,7 @@ static void early_stop(Manager *m) {
         if (!e)
                 return;
         sd_event_source_disable_unref(e->timer);
+        sd_event_source_disable_unref(e->fuse_timer);
         sd_event_source_disable_unref(e->monitor_source);
         udev_monitor_unref(e->monitor);
         for (size_t i = 0; i < e->n; i++)
