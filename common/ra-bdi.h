@@ -49,6 +49,7 @@ typedef struct RaBdi {
         char *source;     /* mountinfo's source: "/dev/sdb1", "server:/export", "sshfs#host:" */
         char *uuid;       /* btrfs: the file system's UUID */
         dev_t s_dev;      /* the superblock's dev, as the page-cache events name it; 0 while not mounted */
+        int mount_id;     /* mountinfo's ID of that first mount; 0 while not mounted */
         dev_t *beneath;   /* the block devices it reads from (btrfs's devices, fuseblk's disk) */
         size_t n_beneath;
         unsigned stripes;  /* btrfs: devices one data stripe spans (raid0, raid10, raid5/6); else 1 */

@@ -56,7 +56,10 @@ static int bdi_of_mount(struct libmnt_fs *fs, const char *sysfs_root, RaBdi *b) 
         char name[PATH_MAX];
         int r;
 
-        *b = (RaBdi){ .kind = ra_bdi_kind_from_fs_type(type), .s_dev = dev, .stripes = 1 };
+        *b = (RaBdi){ .kind = ra_bdi_kind_from_fs_type(type),
+                      .s_dev = dev,
+                      .mount_id = mnt_fs_get_id(fs),
+                      .stripes = 1 };
 
         if (b->kind == RA_BDI_BTRFS) {
                 source_device_name(mnt_fs_get_source(fs), name, sizeof(name));

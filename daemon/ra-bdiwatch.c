@@ -125,6 +125,15 @@ static RaDisk *take_bdi(Manager *m, RaBdi *b, bool retune) {
 
         if (d && d->kind != RA_KIND_BDI)
                 return NULL; /* cannot be: no disk is named like a bdi */
+        /*
+         * A FUSE or NFS bdi's name is its superblock's dev, used again by the
+         * next mount: unmounted and mounted again between two scans, it is
+         * another file system under the old name.
+         */
+        if (d && d->bdi.mount_id > 0 && b->mount_id > 0 && d->bdi.mount_id != b->mount_id) {
+                ra_manager_forget_disk(m, d, LOG_INFO, "unmounted.");
+                d = NULL;
+        }
 
         ra_bdi_keys(b, keys);
         if (!ra_config_manages_bdi(m->config, keys)) {

@@ -76,6 +76,7 @@ START_TEST(test_scan) {
         ck_assert_int_eq(b->kind, RA_BDI_BTRFS);
         ck_assert_str_eq(b->mountpoint, "/srv/media");
         ck_assert_uint_eq(b->s_dev, makedev(0, 40));
+        ck_assert_int_eq(b->mount_id, 30); /* its first mount's: a remount under the name is another */
         ck_assert_uint_eq(b->n_beneath, 2);
         ck_assert_uint_eq(b->stripes, 2);
         ck_assert_int_eq(ra_bdi_identity(b, &id), 0);
