@@ -234,7 +234,8 @@ def fuse_cycles(machine, builddir, clock, cycles, pin):
             # Nothing to write: wait for radaemon's word on this bdi, then look again.
             while f"{bdi}: read_ahead_kb " not in daemon.output()[since:]:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"cycle {i}: no decision on {bdi}")
+                    tail = "\n".join(daemon.output()[since:].splitlines()[-15:])
+                    raise RuntimeError(f"cycle {i}: no decision on {bdi}; radaemon said:\n{tail}")
                 time.sleep(0.001)
             decided.append((time.monotonic() - t_served) * 1e3)
             time.sleep(0.02)
