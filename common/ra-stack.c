@@ -505,10 +505,7 @@ static int list_names(Walker *w, int dirfd, const char *name, const char *path, 
 }
 
 static int strv_push_unique(char ***l, const char *s) {
-        for (size_t i = 0; *l && (*l)[i]; i++)
-                if (strcmp((*l)[i], s) == 0)
-                        return 0;
-        return ra_strv_push(l, s);
+        return ra_strv_contains(*l, s) ? 0 : ra_strv_push(l, s);
 }
 
 static int strv_append_unique(char ***l, char *const *other) {
@@ -823,14 +820,12 @@ static int walk_up(Walker *w, const char *name, unsigned depth, char ***path, ch
         _cleanup_close_ int devfd = -1;
         int r;
 
-        for (size_t i = 0; (*path)[i]; i++)
-                if (strcmp((*path)[i], name) == 0) {
-                        set_bad_path(w, "block/%s", name);
-                        return -ELOOP;
-                }
-        for (size_t i = 0; (*visited)[i]; i++)
-                if (strcmp((*visited)[i], name) == 0)
-                        return 0;
+        if (ra_strv_contains(*path, name)) {
+                set_bad_path(w, "block/%s", name);
+                return -ELOOP;
+        }
+        if (ra_strv_contains(*visited, name))
+                return 0;
         if (depth >= RA_STACK_DEPTH_MAX) {
                 set_bad_path(w, "block/%s", name);
                 return -ELOOP;

@@ -160,6 +160,13 @@ char **ra_strv_split(const char *s) {
         return TAKE_PTR(l);
 }
 
+bool ra_strv_contains(char *const *l, const char *s) {
+        for (size_t i = 0; l && l[i]; i++)
+                if (strcmp(l[i], s) == 0)
+                        return true;
+        return false;
+}
+
 bool ra_glob_match_any(char *const *l, const char *name) {
         for (size_t i = 0; l && l[i]; i++)
                 if (fnmatch(l[i], name, 0) == 0)

@@ -31,6 +31,7 @@ size_t ra_strv_length(char *const *l);
 /* Splits on blanks; returns NULL on allocation failure. */
 char **ra_strv_split(const char *s);
 int ra_strv_push(char ***l, const char *s);
+bool ra_strv_contains(char *const *l, const char *s);
 
 /* True when name matches one of the shell globs in l. */
 bool ra_glob_match_any(char *const *l, const char *name);

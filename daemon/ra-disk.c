@@ -276,13 +276,6 @@ static int read_beneath(struct udev_device *u, RaDeviceAttrs *ret) {
         return r == -EINVAL ? 0 : r;
 }
 
-static bool has_name(char *const *names, const char *name) {
-        for (size_t i = 0; names && names[i]; i++)
-                if (ra_streq(names[i], name))
-                        return true;
-        return false;
-}
-
 static int read_beneath_all(RaDisk *d, struct udev *udev) {
         const RaBounds any = { .min_kb = RA_KB_MIN, .max_kb = RA_KB_LIMIT };
         uint32_t *kb = calloc(d->bdi.n_beneath + 1, sizeof(uint32_t));
@@ -302,7 +295,7 @@ static int read_beneath_all(RaDisk *d, struct udev *udev) {
                         continue; /* going away; its file system with it */
                 ra_policy_prior(&a, any, &prior);
                 kb[i] = prior.kb;
-                if (has_name(names, a.name))
+                if (ra_strv_contains(names, a.name))
                         continue; /* another partition of a disk already counted */
                 d->attrs.size_bytes += a.size_bytes;
                 d->attrs.rotational = d->attrs.rotational || a.rotational;

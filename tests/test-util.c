@@ -88,6 +88,11 @@ START_TEST(test_strv_split) {
         ck_assert_str_eq(l[2], "loop[0-9]");
         ck_assert_ptr_nonnull(none);
         ck_assert_uint_eq(ra_strv_length(none), 0);
+
+        ck_assert(ra_strv_contains(l, "zram*"));
+        ck_assert(!ra_strv_contains(l, "zram"));
+        ck_assert(!ra_strv_contains(none, "ram*"));
+        ck_assert(!ra_strv_contains(NULL, "ram*"));
 }
 END_TEST
 

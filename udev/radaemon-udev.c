@@ -236,13 +236,6 @@ static int decide_bdi(const RaConfig *config, const RaBdi *b, const char *const 
         return 0;
 }
 
-static bool has_name(char *const *names, const char *name) {
-        for (size_t i = 0; names && names[i]; i++)
-                if (strcmp(names[i], name) == 0)
-                        return true;
-        return false;
-}
-
 /* One device beneath a bdi, read into a as a disk is (a partition stands for its disk); its prior, 0 if
  * gone. */
 static uint32_t beneath_prior(dev_t dev, RaDeviceAttrs *a) {
@@ -330,7 +323,7 @@ static int read_bdi(const RaConfig *config, RaBdi *b, uint32_t **ret_beneath_kb,
                 _cleanup_(ra_device_attrs_clear) RaDeviceAttrs d = {};
 
                 kb[i] = beneath_prior(b->beneath[i], &d);
-                if (kb[i] == 0 || has_name(disks, d.name))
+                if (kb[i] == 0 || ra_strv_contains(disks, d.name))
                         continue; /* gone, or another partition of a disk already counted */
                 a->size_bytes += d.size_bytes;
                 a->rotational = a->rotational || d.rotational;
