@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 
-#include "ra-apply.h"
 #include "ra-bdis.h"
 #include "ra-bdiwatch.h"
 #include "ra-bus.h"
@@ -389,7 +388,6 @@ static int on_fuse_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
         for (size_t i = 0; i < m->n_disks; i++) {
                 RaDisk *d = m->disks[i];
-                _cleanup_close_ int sysfd = -1;
                 uint64_t interval;
                 uint32_t kb;
 
@@ -398,10 +396,7 @@ static int on_fuse_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 interval = fuse_interval(now - d->fuse_init_pending_since);
                 if (interval == 0)
                         continue; /* the sampler's from now on */
-                sysfd = ra_disk_open_sysfs(d);
-                if (sysfd >= 0 && ra_apply_read_current(sysfd, d->knob_attr, &kb) >= 0 &&
-                    kb != d->attrs.read_ahead_kb)
-                        ra_manager_check_drift(m, d, kb);
+                (void) ra_close(ra_sampler_check_window(m, d, &kb));
                 if (d->fuse_init_pending_since > 0 && (next == 0 || interval < next))
                         next = interval;
         }

@@ -190,6 +190,24 @@ static void publish(RaDisk *d, const RaObservation *o) {
                           o->pcache.waste_bytes / 1024, o->pcache.req_kb);
 }
 
+int ra_sampler_check_window(Manager *m, RaDisk *d, uint32_t *ret_kb) {
+        _cleanup_close_ int sysfd = -1;
+        int r;
+
+        sysfd = ra_disk_open_sysfs(d);
+        r = sysfd < 0 ? sysfd : ra_apply_read_current(sysfd, d->knob_attr, ret_kb);
+        if (r < 0)
+                return r;
+
+        /*
+         * A new diskseq means a new medium, whose uevent is on its way: the
+         * value the kernel gave it is not somebody else's.
+         */
+        if (*ret_kb != d->attrs.read_ahead_kb && read_diskseq(sysfd) == d->attrs.diskseq)
+                ra_manager_check_drift(m, d, *ret_kb);
+        return TAKE_FD(sysfd);
+}
+
 /* One disk, one interval: drift every time, the statistics unless it is idle and skipped. */
 static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
         _cleanup_close_ int sysfd = -1;
@@ -199,21 +217,13 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
         uint32_t kb;
         int r;
 
-        /* Gone: udev's remove event follows. */
-        sysfd = ra_disk_open_sysfs(d);
-        r = sysfd < 0 ? sysfd : ra_apply_read_current(sysfd, d->knob_attr, &kb);
-        if (r < 0) {
-                log_debug_errno(r, "%s: cannot read read_ahead_kb, skipping: %m", d->name);
+        /* Every interval, idle or not: a change behind our back is noticed within one. */
+        sysfd = ra_sampler_check_window(m, d, &kb);
+        if (sysfd < 0) {
+                /* Gone: udev's remove event follows. */
+                log_debug_errno(sysfd, "%s: cannot read read_ahead_kb, skipping: %m", d->name);
                 return;
         }
-
-        /*
-         * Every interval, idle or not: a change behind our back is noticed
-         * within one. A new diskseq means a new medium, whose uevent is on its
-         * way: the value the kernel gave it is not somebody else's.
-         */
-        if (kb != d->attrs.read_ahead_kb && read_diskseq(sysfd) == d->attrs.diskseq)
-                ra_manager_check_drift(m, d, kb);
 
         if (d->skip > 0 && d->trace.now.requests == 0 && d->pcache.now.events == 0) {
                 d->skip--;

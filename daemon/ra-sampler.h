@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdint.h>
+
 struct Manager;
+struct RaDisk;
 
 /*
  * The statistics sampler: every interval_ms it reads each managed disk's
@@ -18,3 +21,10 @@ void ra_sampler_stop(struct Manager *m);
 
 /* The set of disks changed: the tracer's filter follows at the next interval. */
 void ra_sampler_disks_changed(struct Manager *m);
+
+/*
+ * Reads a disk's read_ahead_kb into ret_kb and tells the manager when it
+ * changed behind radaemon's back; returns the disk's sysfs directory, or a
+ * negative errno (the disk is gone).
+ */
+int ra_sampler_check_window(struct Manager *m, struct RaDisk *d, uint32_t *ret_kb);
