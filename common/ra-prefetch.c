@@ -9,23 +9,38 @@
 #include "ra-util.h"
 
 static const RaPrefetchFs known_fs[] = {
-        { "ext4", RA_PREFETCH_ORDER_INODE,
-          "ext2/3/4 keep inodes in per-group tables in inode-number order, so ascending numbers read the "
-          "tables front to back" },
-        { "xfs", RA_PREFETCH_ORDER_INODE,
-          "an XFS inode number encodes its allocation group and block, so ascending numbers are disk order" },
-        { "btrfs", RA_PREFETCH_ORDER_DIRECTORY,
-          "btrfs is copy-on-write: inode numbers are b-tree keys, not places, and the directory index "
-          "follows creation, which is closer to where the items were written" },
-        { "f2fs", RA_PREFETCH_ORDER_DIRECTORY,
-          "f2fs is log-structured: inode numbers are node ids mapped anywhere on the device" },
-        { "tmpfs", RA_PREFETCH_ORDER_DIRECTORY, "tmpfs is in memory: there is nothing to order" },
-        { "nfs", RA_PREFETCH_ORDER_DIRECTORY, "on NFS the server decides where inodes live" },
+        { .name = "ext4",
+          .order = RA_PREFETCH_ORDER_INODE,
+          .reason =
+                  "ext2/3/4 keep inodes in per-group tables in inode-number order, so ascending numbers read "
+                  "the tables front to back" },
+        { .name = "xfs",
+          .order = RA_PREFETCH_ORDER_INODE,
+          .reason =
+                  "an XFS inode number encodes its allocation group and block, so ascending numbers are disk "
+                  "order",
+          .hash_blocks_apart = true },
+        { .name = "btrfs",
+          .order = RA_PREFETCH_ORDER_DIRECTORY,
+          .reason =
+                  "btrfs is copy-on-write: inode numbers are b-tree keys, not places, and the directory index "
+                  "follows creation, which is closer to where the items were written" },
+        { .name = "f2fs",
+          .order = RA_PREFETCH_ORDER_DIRECTORY,
+          .reason = "f2fs is log-structured: inode numbers are node ids mapped anywhere on the device" },
+        { .name = "tmpfs",
+          .order = RA_PREFETCH_ORDER_DIRECTORY,
+          .reason = "tmpfs is in memory: there is nothing to order" },
+        { .name = "nfs",
+          .order = RA_PREFETCH_ORDER_DIRECTORY,
+          .reason = "on NFS the server decides where inodes live" },
 };
 
 static const RaPrefetchFs unknown_fs = {
-        "unknown", RA_PREFETCH_ORDER_DIRECTORY,
-        "nothing is known of where this file system puts inodes, so the walk keeps the directory's order"
+        .name = "unknown",
+        .order = RA_PREFETCH_ORDER_DIRECTORY,
+        .reason =
+                "nothing is known of where this file system puts inodes, so the walk keeps the directory's order",
 };
 
 const RaPrefetchFs *ra_prefetch_fs_from_magic(uint64_t f_type) {
@@ -70,6 +85,19 @@ void ra_prefetch_sort_entries(RaPrefetchEntry *entries, size_t n, RaPrefetchOrde
         if (n > 1)
                 qsort(entries, n, sizeof(*entries),
                       order == RA_PREFETCH_ORDER_INODE ? cmp_inode : cmp_index);
+}
+
+void ra_prefetch_count_descents(const RaPrefetchEntry *entries, size_t n, uint64_t *pairs,
+                                uint64_t *descents) {
+        for (size_t i = 1; i < n; i++) {
+                (*pairs)++;
+                if (entries[i].ino < entries[i - 1].ino)
+                        (*descents)++;
+        }
+}
+
+bool ra_prefetch_walk_in_order(uint64_t pairs, uint64_t descents) {
+        return pairs >= 64 && descents <= pairs / 16;
 }
 
 static int cmp_physical(const void *a, const void *b) {

@@ -23,6 +23,8 @@ typedef struct RaPrefetchFs {
         const char *name;
         RaPrefetchOrder order;
         const char *reason; /* one sentence, for --json and the summary */
+        /* A lookup by name reads blocks getdents64 does not: XFS's hash (leaf and node) blocks. */
+        bool hash_blocks_apart;
 } RaPrefetchFs;
 
 /* The file system with statfs(2)'s f_type; never NULL (unknown ones get directory order). */
@@ -39,6 +41,24 @@ typedef struct RaPrefetchEntry {
 
 /* Sorts entries for lookup; ties and directory order keep getdents64's order. */
 void ra_prefetch_sort_entries(RaPrefetchEntry *entries, size_t n, RaPrefetchOrder order);
+
+/*
+ * Whether a walk in the directories' own order already meets the inodes in
+ * disk order. Count, over each directory's entries in getdents64's order,
+ * the pairs of neighbours and the descents among them (a neighbour with a
+ * lower inode number: a jump back on the disk); add them up over a tree.
+ */
+void ra_prefetch_count_descents(const RaPrefetchEntry *entries, size_t n, uint64_t *pairs,
+                                uint64_t *descents);
+/*
+ * At most one descent in 16 pairs: the tree's directories list their
+ * entries in inode order already (files written where they stay, on XFS), so
+ * a later walk reads the inodes in disk order by itself and sorting saves it
+ * nothing. Too few pairs to tell (under 64) is not in order.
+ */
+bool ra_prefetch_walk_in_order(uint64_t pairs, uint64_t descents);
+/* The pairs after which the first directories' order is taken for the tree's. */
+#define RA_PREFETCH_ORDER_SAMPLE 2048
 
 /* A regular file whose data may be read ahead. */
 typedef struct RaPrefetchFile {

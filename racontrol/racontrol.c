@@ -37,6 +37,8 @@ static void help(void) {
                "  --json       print JSON a program can parse\n"
                "  --runtime    with set: do not keep the pin across restarts\n"
                "  --data       with prefetch: read file contents ahead too, up to a budget\n"
+               "  --always     with prefetch: warm also where a later walk would read as fast\n"
+               "               by itself (btrfs on a rotational disk, a tree in disk order)\n"
                "  --threads N  with prefetch: walk with N threads (default 1 on a rotational\n"
                "               disk, else 16)\n"
                "  --budget SIZE  with prefetch --data: read ahead at most SIZE bytes (K, M, G;\n"
@@ -50,11 +52,12 @@ static void help(void) {
 
 /* Returns 1 to go on, 0 to exit successfully, RC_EXIT_USAGE on a bad option. */
 static int parse_argv(int argc, char *argv[], RcContext *c) {
-        enum { ARG_JSON = 0x100, ARG_RUNTIME, ARG_VERSION, ARG_DATA, ARG_THREADS, ARG_BUDGET };
+        enum { ARG_JSON = 0x100, ARG_RUNTIME, ARG_VERSION, ARG_DATA, ARG_ALWAYS, ARG_THREADS, ARG_BUDGET };
         static const struct option options[] = {
                 { "json", no_argument, NULL, ARG_JSON },
                 { "runtime", no_argument, NULL, ARG_RUNTIME },
                 { "data", no_argument, NULL, ARG_DATA },
+                { "always", no_argument, NULL, ARG_ALWAYS },
                 { "threads", required_argument, NULL, ARG_THREADS },
                 { "budget", required_argument, NULL, ARG_BUDGET },
                 { "help", no_argument, NULL, 'h' },
@@ -75,6 +78,9 @@ static int parse_argv(int argc, char *argv[], RcContext *c) {
                         break;
                 case ARG_DATA:
                         c->data = true;
+                        break;
+                case ARG_ALWAYS:
+                        c->always = true;
                         break;
                 case ARG_THREADS:
                         if (ra_parse_u32(optarg, &threads) < 0 || threads == 0 ||
@@ -144,8 +150,9 @@ int main(int argc, char *argv[]) {
                         fprintf(stderr, "racontrol: --runtime only goes with set\n");
                         return RC_EXIT_USAGE;
                 }
-                if ((c.data || c.threads > 0 || c.budget_set) && verbs[i].run != verb_prefetch) {
-                        fprintf(stderr, "racontrol: --data, --threads and --budget only go with prefetch\n");
+                if ((c.data || c.always || c.threads > 0 || c.budget_set) && verbs[i].run != verb_prefetch) {
+                        fprintf(stderr,
+                                "racontrol: --data, --always, --threads and --budget only go with prefetch\n");
                         return RC_EXIT_USAGE;
                 }
                 if (c.budget_set && !c.data) {

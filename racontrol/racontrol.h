@@ -13,8 +13,9 @@ typedef struct RcContext {
         sd_bus *bus;
         bool json;
         bool runtime; /* set --runtime: the pin lasts until radaemon stops */
-        /* prefetch: --data, --threads, --budget */
+        /* prefetch: --data, --always, --threads, --budget */
         bool data;
+        bool always;
         bool budget_set;
         unsigned threads;
         uint64_t budget;

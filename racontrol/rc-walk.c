@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -25,6 +26,12 @@
 #define GETDENTS_BUFFER_SIZE (1024 * 1024)
 /* A directory with more entries than this is looked up by several threads at once. */
 #define CHUNK_ENTRIES 256
+/* Lookups in inode order over the whole tree go in tasks of this many, each
+ * reading the next one's inode blocks ahead (ext4, from the device). */
+#define LOOKUP_CHUNK 4096
+/* Entries held for those lookups at most (24 bytes each and a name): a
+ * larger tree has its further directories looked up one by one. */
+#define PENDING_MAX (1U << 22)
 
 /* A directory read and sorted; shared by the tasks that look its entries up. */
 typedef struct Dir {
@@ -37,18 +44,29 @@ typedef struct Dir {
         char *names;
 } Dir;
 
-/* Read the directory at path, or look up entries [begin, end) of dir. */
+/* An entry of an inode-order root, left for the lookups over the whole tree. */
+typedef struct Lookup {
+        uint64_t ino;
+        Dir *dir; /* kept by the walk (RcWalk.kept) until it ends */
+        uint32_t name_offset;
+        uint32_t root;
+} Lookup;
+
+/* Read the directory at path, look up entries [begin, end) of dir, or, with
+ * pending, look up RcWalk.pending[begin, end). */
 typedef struct Task {
         struct Task *next;
         char *path;
         const RcWalkRoot *root;
         Dir *dir;
+        bool pending;
         size_t begin, end;
 } Task;
 
 struct RcWalk {
         unsigned n_threads;
         bool data;
+        bool always;
         uint64_t budget;
 
         RcWalkRoot **roots; /* each allocated alone, so the pointers handed out stay valid */
@@ -66,6 +84,15 @@ struct RcWalk {
 
         RcWalkCounters counters;
         char *first_error;
+
+        /* Inode-order roots: their directories are read first, then every entry
+         * not a directory is looked up in inode order over the whole tree. Under
+         * lock until the directories are read; then read-only. */
+        Lookup *pending;
+        size_t n_pending, pending_allocated;
+        Dir **kept; /* each open, for the lookups by name */
+        size_t n_kept, kept_allocated, max_kept;
+        bool lookups_planned;
 
         /* --data: regular files found by the walk, under lock. */
         RaPrefetchFile *files;
@@ -123,14 +150,18 @@ static void note_error(RcWalk *w, const char *path, const char *name, int r) {
 }
 
 /* Queues a task at the tail, so the walk goes in the order things were found. */
-static void push(RcWalk *w, Task *t) {
-        pthread_mutex_lock(&w->lock);
+static void push_locked(RcWalk *w, Task *t) {
         if (w->tail)
                 w->tail->next = t;
         else
                 w->head = t;
         w->tail = t;
         pthread_cond_signal(&w->cond);
+}
+
+static void push(RcWalk *w, Task *t) {
+        pthread_mutex_lock(&w->lock);
+        push_locked(w, t);
         pthread_mutex_unlock(&w->lock);
 }
 
@@ -285,56 +316,165 @@ static void device_read_dir(const RcWalkRoot *root, int fd) {
         }
 }
 
+/* The inode table block that holds inode ino, as a range to read. */
+static bool inode_block(const RcWalkRoot *root, uint64_t ino, RaPrefetchRange *ret) {
+        uint64_t block = root->ext4.block_size, off;
+
+        if (ra_ext4_inode_offset(&root->ext4, ino, &off) < 0)
+                return false;
+        *ret = (RaPrefetchRange){ off / block * block, block };
+        return true;
+}
+
 /* The inode table blocks that hold the entries' inodes. */
 static void device_read_inodes(const RcWalkRoot *root, const Dir *d) {
         _cleanup_free_ RaPrefetchRange *ranges = NULL;
-        uint64_t block = root->ext4.block_size;
         size_t n = 0;
 
         ranges = calloc(d->n, sizeof(*ranges));
         if (!ranges)
                 return;
-        for (size_t i = 0; i < d->n; i++) {
-                uint64_t off;
-
-                if (ra_ext4_inode_offset(&root->ext4, d->entries[i].ino, &off) >= 0)
-                        ranges[n++] = (RaPrefetchRange){ off / block * block, block };
-        }
+        for (size_t i = 0; i < d->n; i++)
+                if (inode_block(root, d->entries[i].ino, &ranges[n]))
+                        n++;
         device_read_ahead(root, ranges, n);
 }
 
-/* The lookups that warm the inodes (and dentries) a later walk needs. */
+/* The same for pending[begin, end), which is sorted by root. */
+static void device_read_pending(RcWalk *w, size_t begin, size_t end) {
+        _cleanup_free_ RaPrefetchRange *ranges = NULL;
+        const RcWalkRoot *root = NULL;
+        size_t n = 0;
+
+        ranges = calloc(end - begin, sizeof(*ranges));
+        if (!ranges)
+                return;
+        for (size_t i = begin; i < end; i++) {
+                const RcWalkRoot *r = w->pending[i].dir->root;
+
+                if (r != root) {
+                        if (n > 0)
+                                device_read_ahead(root, ranges, n);
+                        root = r;
+                        n = 0;
+                }
+                if (r->device_fd >= 0 && inode_block(r, w->pending[i].ino, &ranges[n]))
+                        n++;
+        }
+        if (n > 0)
+                device_read_ahead(root, ranges, n);
+}
+
+/*
+ * Looks one entry up, which warms its inode (and dentry) for a later walk. A
+ * directory on the same mount is appended to the list *first..*last, to be
+ * walked; without a list, it is not.
+ */
+static void look_up(RcWalk *w, Dir *d, const char *name, Task **first, Task **last) {
+        struct statx stx;
+
+        if (statx(d->fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS | STATX_MNT_ID,
+                  &stx) < 0) {
+                note_error(w, d->path, name, -errno);
+                return;
+        }
+        atomic_fetch_add(&w->counters.entries, 1);
+
+        if (S_ISDIR(stx.stx_mode) && first && same_mount(d->root, &stx)) {
+                _cleanup_free_ char *path = path_join(d->path, name);
+                Task *t = path ? dir_task(path, d->root) : NULL;
+
+                if (!t) {
+                        note_error(w, d->path, name, -ENOMEM);
+                        return;
+                }
+                if (*last)
+                        (*last)->next = t;
+                else
+                        *first = t;
+                *last = t;
+        } else if (w->data && S_ISREG(stx.stx_mode) && stx.stx_size > 0)
+                add_data_file(w, d, name, stx.stx_size);
+}
+
 static void lookup_entries(RcWalk *w, Dir *d, size_t begin, size_t end) {
         Task *first = NULL, *last = NULL;
 
-        for (size_t i = begin; i < end && !atomic_load(&w->stop); i++) {
-                const char *name = d->names + d->entries[i].name_offset;
-                struct statx stx;
-
-                if (statx(d->fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
-                          STATX_BASIC_STATS | STATX_MNT_ID, &stx) < 0) {
-                        note_error(w, d->path, name, -errno);
-                        continue;
-                }
-                atomic_fetch_add(&w->counters.entries, 1);
-
-                if (S_ISDIR(stx.stx_mode) && same_mount(d->root, &stx)) {
-                        _cleanup_free_ char *path = path_join(d->path, name);
-                        Task *t = path ? dir_task(path, d->root) : NULL;
-
-                        if (!t) {
-                                note_error(w, d->path, name, -ENOMEM);
-                                continue;
-                        }
-                        if (last)
-                                last->next = t;
-                        else
-                                first = t;
-                        last = t;
-                } else if (w->data && S_ISREG(stx.stx_mode) && stx.stx_size > 0)
-                        add_data_file(w, d, name, stx.stx_size);
-        }
+        for (size_t i = begin; i < end && !atomic_load(&w->stop); i++)
+                look_up(w, d, d->names + d->entries[i].name_offset, &first, &last);
         push_front(w, first, last);
+}
+
+/* A chunk of the lookups in inode order; the next chunk's blocks are read meanwhile. */
+static void lookup_pending(RcWalk *w, size_t begin, size_t end) {
+        if (end < w->n_pending)
+                device_read_pending(w, end,
+                                    end + LOOKUP_CHUNK < w->n_pending ? end + LOOKUP_CHUNK : w->n_pending);
+        for (size_t i = begin; i < end && !atomic_load(&w->stop); i++) {
+                const Lookup *l = &w->pending[i];
+
+                look_up(w, l->dir, l->dir->names + l->name_offset, NULL, NULL);
+        }
+}
+
+/* Room for n items in the array *p, whose room is *allocated items of size bytes. */
+static bool grow(void **p, size_t *allocated, size_t n, size_t size) {
+        size_t want = *allocated * 2 > n ? *allocated * 2 : n + 1024;
+        void *q;
+
+        if (n <= *allocated)
+                return true;
+        q = reallocarray(*p, want, size);
+        if (!q)
+                return false;
+        *p = q;
+        *allocated = want;
+        return true;
+}
+
+/*
+ * An inode-order root's directory: what may be a directory is looked up now,
+ * so the walk goes on, and on XFS so is its first file, whose lookup by name
+ * reads the directory's hash blocks while the disk is there (XFS keeps them
+ * apart from the blocks getdents64 reads); the rest waits for the lookups in inode
+ * order over the whole tree, which a directory at a time would sweep the
+ * disk once per directory. False, with nothing done, when the walk holds as
+ * many entries or open directories as it may.
+ */
+static bool defer_lookups(RcWalk *w, Dir *d) {
+        Task *first = NULL, *last = NULL;
+        size_t first_file = SIZE_MAX;
+        bool kept = false;
+
+        pthread_mutex_lock(&w->lock);
+        if (w->n_kept < w->max_kept && w->n_pending + d->n <= PENDING_MAX &&
+            grow((void **) &w->kept, &w->kept_allocated, w->n_kept + 1, sizeof(*w->kept)) &&
+            grow((void **) &w->pending, &w->pending_allocated, w->n_pending + d->n, sizeof(*w->pending))) {
+                atomic_fetch_add(&d->refs, 1);
+                w->kept[w->n_kept++] = d;
+                for (size_t i = 0; i < d->n; i++)
+                        if (IN_SET(d->entries[i].type, DT_DIR, DT_UNKNOWN))
+                                continue;
+                        else if (first_file == SIZE_MAX && d->root->fs->hash_blocks_apart)
+                                first_file = i;
+                        else
+                                w->pending[w->n_pending++] = (Lookup){
+                                        .ino = d->entries[i].ino,
+                                        .dir = d,
+                                        .name_offset = d->entries[i].name_offset,
+                                        .root = d->root->index,
+                                };
+                kept = true;
+        }
+        pthread_mutex_unlock(&w->lock);
+        if (!kept)
+                return false;
+
+        for (size_t i = 0; i < d->n && !atomic_load(&w->stop); i++)
+                if (IN_SET(d->entries[i].type, DT_DIR, DT_UNKNOWN) || i == first_file)
+                        look_up(w, d, d->names + d->entries[i].name_offset, &first, &last);
+        push_front(w, first, last);
+        return true;
 }
 
 /* Reads a whole directory with large getdents64 calls. */
@@ -398,6 +538,19 @@ static int read_dir(int fd, char *buf, RaPrefetchEntry **ret_entries, size_t *re
         return 0;
 }
 
+#define ASIDE_DIRECTORY                                                                                     \
+        "on a rotational disk its lookups would go in the order a walk goes by itself, the cheapest one "   \
+        "known here, and read the same blocks in the same order: they are left to that walk (--always "     \
+        "does them)"
+#define ASIDE_IN_ORDER                                                                                      \
+        "its directories list their entries in inode order already (the first ones it read do), so a walk " \
+        "reads the inodes in disk order by itself: its lookups are left to that walk (--always does them)"
+
+/* Whether root may leave its lookups to the later walk, where that costs no more by itself. */
+static bool may_stand_aside(const RcWalk *w, const RcWalkRoot *root) {
+        return !w->always && !w->data && root->rotational == 1 && root->device_fd < 0;
+}
+
 static void walk_dir(RcWalk *w, Task *t, char *buf) {
         Dir *d;
         int r;
@@ -410,6 +563,10 @@ static void walk_dir(RcWalk *w, Task *t, char *buf) {
         atomic_init(&d->refs, 1);
         d->root = t->root;
         d->path = TAKE_PTR(t->path);
+        if (atomic_load(&w->roots[d->root->index]->in_order)) {
+                (void) dir_unref(d);
+                return;
+        }
         d->fd = open(d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (d->fd < 0) {
                 note_error(w, d->path, NULL, -errno);
@@ -427,6 +584,31 @@ static void walk_dir(RcWalk *w, Task *t, char *buf) {
         }
         atomic_fetch_add(&w->counters.directories, 1);
         atomic_fetch_add(&w->counters.found, d->n);
+
+        if (d->root->fs->order == RA_PREFETCH_ORDER_INODE) {
+                RcWalkRoot *root = w->roots[d->root->index];
+                uint64_t pairs = 0, descents = 0, before;
+
+                ra_prefetch_count_descents(d->entries, d->n, &pairs, &descents);
+                atomic_fetch_add(&root->descents, descents);
+                before = atomic_fetch_add(&root->pairs, pairs);
+                /* Decided once, from the first directories: a tree in order is left
+                 * before its other directories are read, which costs the walk a
+                 * seek each on XFS, which spreads directories over the disk. */
+                if (before < RA_PREFETCH_ORDER_SAMPLE && before + pairs >= RA_PREFETCH_ORDER_SAMPLE &&
+                    may_stand_aside(w, root) &&
+                    ra_prefetch_walk_in_order(before + pairs, atomic_load(&root->descents)))
+                        atomic_store(&root->in_order, true);
+                if (atomic_load(&root->in_order)) {
+                        atomic_fetch_add(&w->counters.skipped, d->n);
+                        (void) dir_unref(d);
+                        return;
+                }
+                if (defer_lookups(w, d)) {
+                        (void) dir_unref(d);
+                        return;
+                }
+        }
 
         if (d->root->device_fd >= 0)
                 device_read_inodes(d->root, d);
@@ -456,6 +638,51 @@ static void walk_dir(RcWalk *w, Task *t, char *buf) {
                 push(w, c);
         }
         (void) dir_unref(d);
+}
+
+static int cmp_lookup(const void *a, const void *b) {
+        const Lookup *x = a, *y = b;
+
+        if (x->root != y->root)
+                return x->root < y->root ? -1 : 1;
+        return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* Every directory is read: the lookups in inode order over each tree follow, in tasks. */
+static void plan_lookups(RcWalk *w) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < w->n_roots; i++) {
+                RcWalkRoot *root = w->roots[i];
+
+                if (atomic_load(&root->in_order) ||
+                    (root->fs->order == RA_PREFETCH_ORDER_INODE && may_stand_aside(w, root) &&
+                     ra_prefetch_walk_in_order(atomic_load(&root->pairs), atomic_load(&root->descents))))
+                        root->aside = ASIDE_IN_ORDER;
+        }
+        for (size_t i = 0; i < w->n_pending; i++)
+                if (w->roots[w->pending[i].root]->aside)
+                        atomic_fetch_add(&w->counters.skipped, 1);
+                else
+                        w->pending[n++] = w->pending[i];
+        w->n_pending = n;
+        if (n > 1)
+                qsort(w->pending, n, sizeof(*w->pending), cmp_lookup);
+
+        if (n > 0)
+                device_read_pending(w, 0, n < LOOKUP_CHUNK ? n : LOOKUP_CHUNK);
+        for (size_t begin = 0; begin < n; begin += LOOKUP_CHUNK) {
+                Task *t = calloc(1, sizeof(*t));
+
+                if (!t) {
+                        note_error(w, w->roots[w->pending[begin].root]->path, NULL, -ENOMEM);
+                        break;
+                }
+                t->pending = true;
+                t->begin = begin;
+                t->end = begin + LOOKUP_CHUNK < n ? begin + LOOKUP_CHUNK : n;
+                push(w, t);
+        }
 }
 
 /* --data, after the walk: read ahead in physical order, up to the budget. */
@@ -519,6 +746,18 @@ static void *worker(void *arg) {
                 pthread_mutex_lock(&w->lock);
                 while (!w->head && w->busy > 0 && !atomic_load(&w->stop))
                         pthread_cond_wait(&w->cond, &w->lock);
+                if (!w->head && !w->lookups_planned && !atomic_load(&w->stop)) {
+                        /* Every directory is read: the others wait while this one plans. */
+                        w->lookups_planned = true;
+                        w->busy++;
+                        pthread_mutex_unlock(&w->lock);
+                        plan_lookups(w);
+                        pthread_mutex_lock(&w->lock);
+                        w->busy--;
+                        pthread_cond_broadcast(&w->cond);
+                        pthread_mutex_unlock(&w->lock);
+                        continue;
+                }
                 if (atomic_load(&w->stop) || !w->head) {
                         stopped = atomic_load(&w->stop);
                         pthread_cond_broadcast(&w->cond);
@@ -534,6 +773,8 @@ static void *worker(void *arg) {
 
                 if (atomic_load(&w->stop))
                         ;
+                else if (t->pending)
+                        lookup_pending(w, t->begin, t->end);
                 else if (t->dir)
                         lookup_entries(w, t->dir, t->begin, t->end);
                 else if (buf)
@@ -558,7 +799,7 @@ static void *worker(void *arg) {
         return NULL;
 }
 
-int rc_walk_new(unsigned threads, bool data, uint64_t budget, RcWalk **ret) {
+int rc_walk_new(unsigned threads, bool data, bool always, uint64_t budget, RcWalk **ret) {
         RcWalk *w;
 
         w = calloc(1, sizeof(*w));
@@ -566,6 +807,7 @@ int rc_walk_new(unsigned threads, bool data, uint64_t budget, RcWalk **ret) {
                 return -ENOMEM;
         w->n_threads = threads;
         w->data = data;
+        w->always = always;
         w->budget = budget;
         pthread_mutex_init(&w->lock, NULL);
         pthread_cond_init(&w->cond, NULL);
@@ -591,6 +833,10 @@ RcWalk *rc_walk_free(RcWalk *w) {
                 free(w->roots[i]);
         }
         free(w->roots);
+        for (size_t i = 0; i < w->n_kept; i++)
+                (void) dir_unref(w->kept[i]);
+        free(w->kept);
+        free(w->pending);
         for (size_t i = 0; i < w->n_files; i++)
                 free(w->file_paths[i]);
         free(w->file_paths);
@@ -766,6 +1012,7 @@ int rc_walk_add_root(RcWalk *w, const char *path, const RcWalkRoot **ret) {
         root->has_mnt_id = stx.stx_mask & STATX_MNT_ID;
         root->mnt_id = root->has_mnt_id ? stx.stx_mnt_id : makedev(stx.stx_dev_major, stx.stx_dev_minor);
         root->rotational = device_rotational(&stx, root);
+        root->index = (uint32_t) w->n_roots;
         roots[w->n_roots++] = root;
         if (ret)
                 *ret = root;
@@ -773,10 +1020,18 @@ int rc_walk_add_root(RcWalk *w, const char *path, const RcWalkRoot **ret) {
 }
 
 int rc_walk_start(RcWalk *w) {
+        struct rlimit rl;
         int r;
 
         for (size_t i = 0; i < w->n_roots; i++) {
-                r = push_dir(w, w->roots[i]->path, w->roots[i]);
+                RcWalkRoot *root = w->roots[i];
+
+                /* Nothing known reads a directory-order tree cheaper than a walk of it. */
+                if (root->fs->order == RA_PREFETCH_ORDER_DIRECTORY && may_stand_aside(w, root)) {
+                        root->aside = ASIDE_DIRECTORY;
+                        continue;
+                }
+                r = push_dir(w, root->path, root);
                 if (r < 0)
                         return r;
         }
@@ -789,6 +1044,12 @@ int rc_walk_start(RcWalk *w) {
                         if (w->roots[i]->rotational == 1)
                                 w->n_threads = 1;
         }
+
+        /* The directories kept open for the lookups in inode order: what the
+         * descriptors allow, less one for each thread and a margin. */
+        w->max_kept = 1 << 20;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+                w->max_kept = rl.rlim_cur > 64 + w->n_threads ? (size_t) rl.rlim_cur - 64 - w->n_threads : 0;
 
         w->threads = calloc(w->n_threads, sizeof(*w->threads));
         if (!w->threads)

@@ -27,6 +27,12 @@ typedef struct RcWalkRoot {
         char *device;
         RaExt4Layout ext4;
         uint64_t device_chunk; /* bytes one POSIX_FADV_WILLNEED reads at most */
+        uint32_t index;        /* among the walk's roots */
+        /* How far its directories' own order is from inode order (ra_prefetch_count_descents). */
+        atomic_uint_fast64_t pairs, descents;
+        atomic_bool in_order; /* decided from the first directories: the walk leaves the rest */
+        /* Set when the walk leaves its lookups to the later walk, and why (one sentence). */
+        const char *aside;
 } RcWalkRoot;
 
 /* Counters the progress line reads while the walk runs. */
@@ -34,6 +40,7 @@ typedef struct RcWalkCounters {
         atomic_uint_fast64_t directories; /* read with getdents64 */
         atomic_uint_fast64_t entries;     /* looked up with statx */
         atomic_uint_fast64_t found;       /* entries seen in directories so far */
+        atomic_uint_fast64_t skipped;     /* found, but left to the later walk (a root's aside) */
         atomic_uint_fast64_t vanished;    /* ENOENT between getdents64 and the lookup */
         atomic_uint_fast64_t denied;      /* EACCES/EPERM below a root */
         atomic_uint_fast64_t errors;      /* anything else */
@@ -45,9 +52,13 @@ typedef struct RcWalkCounters {
 
 typedef struct RcWalk RcWalk;
 
-/* threads 0: one on a rotational disk, RC_WALK_THREADS otherwise; budget is only used with data. */
+/*
+ * threads 0: one on a rotational disk, RC_WALK_THREADS otherwise; budget is
+ * only used with data. Without always, a root on a rotational disk whose
+ * later walk would read as cheaply by itself is left to it (its aside).
+ */
 #define RC_WALK_THREADS 16
-int rc_walk_new(unsigned threads, bool data, uint64_t budget, RcWalk **ret);
+int rc_walk_new(unsigned threads, bool data, bool always, uint64_t budget, RcWalk **ret);
 RcWalk *rc_walk_free(RcWalk *w);
 
 /*

@@ -96,12 +96,19 @@ static void print_json(RcWalk *w, const RcWalkRoot **roots, size_t n_roots, RcCo
                         rc_json_string(roots[i]->device);
                 else
                         fputs("null", stdout);
+                fputs(",\"left_to_the_walk\":", stdout);
+                if (roots[i]->aside)
+                        rc_json_string(roots[i]->aside);
+                else
+                        fputs("null", stdout);
                 putchar('}');
         }
-        printf("],\"threads\":%u,\"directories\":%" PRIu64 ",\"files\":%" PRIu64 ",\"vanished\":%" PRIu64
-               ",\"denied\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"seconds\":%.3f,\"interrupted\":%s",
-               rc_walk_threads(w), load(&c->directories), load(&c->entries), load(&c->vanished),
-               load(&c->denied), load(&c->errors), elapsed, interrupted ? "true" : "false");
+        printf("],\"threads\":%u,\"directories\":%" PRIu64 ",\"files\":%" PRIu64 ",\"skipped\":%" PRIu64
+               ",\"vanished\":%" PRIu64 ",\"denied\":%" PRIu64 ",\"errors\":%" PRIu64
+               ",\"seconds\":%.3f,\"interrupted\":%s",
+               rc_walk_threads(w), load(&c->directories), load(&c->entries), load(&c->skipped),
+               load(&c->vanished), load(&c->denied), load(&c->errors), elapsed,
+               interrupted ? "true" : "false");
         if (rc->data)
                 printf(",\"data\":{\"files\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"budget\":%" PRIu64
                        ",\"over_budget_files\":%" PRIu64 ",\"over_budget_bytes\":%" PRIu64 "}",
@@ -125,9 +132,14 @@ static void print_summary(RcWalk *w, const RcWalkRoot **roots, size_t n_roots, R
                 if (roots[i]->device)
                         printf("%s: directory blocks and inode tables read ahead from %s in disk order.\n",
                                roots[i]->path, roots[i]->device);
+                if (roots[i]->aside)
+                        printf("%s: not looked up: %s.\n", roots[i]->path, roots[i]->aside);
         }
         printf("Looked up %" PRIu64 " files in %" PRIu64 " directories in %.1f s (%.0f files/s).\n", entries,
                load(&c->directories), elapsed, elapsed > 0 ? (double) entries / elapsed : 0.0);
+        if (load(&c->skipped) > 0)
+                printf("Left %" PRIu64 " files found in those directories to the walk.\n",
+                       load(&c->skipped));
         if (rc->data) {
                 char bytes[RA_SIZE_MAX];
 
@@ -183,7 +195,7 @@ int verb_prefetch(RcContext *c, char **args) {
                 }
         }
 
-        r = rc_walk_new(c->threads, c->data, budget, &w);
+        r = rc_walk_new(c->threads, c->data, c->always, budget, &w);
         if (r < 0)
                 return RC_EXIT_FAILURE;
 

@@ -82,9 +82,37 @@ check_fs() {
 	cold=$(walk_reads "$dev" "$mnt/public")
 	((cold > ALMOST_NOTHING * 4)) || ra_fail "$fs: a cold walk read only $cold times; the test cannot see warming"
 
+	# The loop device is rotational and this tree fresh: xfs lists its files in
+	# inode order already and btrfs has no order cheaper than a walk's own, so
+	# there a walk reads as cheaply by itself, and prefetch leaves the lookups
+	# to it; ext4 lists in hash order, and prefetch does them.
+	drop_caches
+	out=$("$RACONTROL" prefetch --json "$mnt/public") || ra_fail "$fs: prefetch failed: $out"
+	python3 - "$fs" "$out" <<'PY' || ra_fail "$fs: --json says: $out"
+import json, sys
+fs, j = sys.argv[1], json.loads(sys.argv[2])
+p = j["paths"][0]
+assert p["rotational"] is True, p
+if fs == "ext4":
+    assert p["left_to_the_walk"] is None and j["files"] >= 10040 and j["skipped"] == 0, j
+elif fs == "xfs":
+    # Decided from the first directories read (2048 neighbours): the others are
+    # left unread, their files are not looked up.
+    assert "inode order already" in p["left_to_the_walk"], p
+    assert 1 < j["directories"] < 41 and j["files"] < 100 and j["skipped"] >= 2000, j
+else:
+    assert "order a walk goes by itself" in p["left_to_the_walk"], p
+    assert j["directories"] == 0 and j["files"] == 0, j
+PY
+	if [[ $fs != ext4 ]]; then
+		cold=$(walk_reads "$dev" "$mnt/public")
+		((cold > ALMOST_NOTHING)) || ra_fail "$fs: prefetch left the lookups to the walk, but it read only $cold times"
+	fi
+	ra_ok "$fs: on a rotational disk, prefetch without --always: $(echo "$out" | grep -o '"left_to_the_walk":[^,]\{0,40\}')"
+
 	for attempt in 1 2 3; do
 		drop_caches
-		out=$("$RACONTROL" prefetch --json "$mnt/public") || ra_fail "$fs: prefetch failed: $out"
+		out=$("$RACONTROL" prefetch --always --json "$mnt/public") || ra_fail "$fs: prefetch failed: $out"
 		warm=$(walk_reads "$dev" "$mnt/public")
 		((warm > ALMOST_NOTHING)) || break
 		ra_log "$fs: attempt $attempt: the walk after prefetch read $warm times; again"
@@ -100,7 +128,8 @@ assert p["filesystem"] == fs and p["order"] == want and p["reason"], p
 assert (p["device_readahead"] is not None) == (fs == "ext4"), p
 # The disk beneath is known, also under btrfs's anonymous device number.
 assert p["rotational"] in (True, False), p
-assert j["files"] >= 10040 and j["directories"] == 41, j
+assert p["left_to_the_walk"] is None, p
+assert j["files"] >= 10040 and j["directories"] == 41 and j["skipped"] == 0, j
 assert j["errors"] == 0 and j["denied"] == 0 and not j["interrupted"], j
 PY
 	ra_ok "$fs: a cold walk read $cold times, after prefetch $warm ($(echo "$out" | grep -o '"order":"[a-z]*"'))"
@@ -110,7 +139,7 @@ PY
 	for attempt in 1 2 3; do
 		drop_caches
 		rc=0
-		runuser -u nobody -- "$RACONTROL" prefetch "$mnt" >"$T/out" 2>"$T/err" || rc=$?
+		runuser -u nobody -- "$RACONTROL" prefetch --always "$mnt" >"$T/out" 2>"$T/err" || rc=$?
 		((rc == 0)) || ra_fail "$fs: prefetch as nobody: status $rc: $(cat "$T/err")"
 		warm=$(walk_reads "$dev" "$mnt/public")
 		((warm > ALMOST_NOTHING)) || break
@@ -129,6 +158,44 @@ check_fs ext4
 check_fs xfs
 check_fs btrfs
 
+# Where its directories do not list files in inode order (files renamed into
+# place, as a mail store does), xfs's lookups are sorted and done.
+mnt=$T/xfs
+python3 - "$mnt/moved" <<'PY'
+import os, random, sys
+root = sys.argv[1]
+os.makedirs(os.path.join(root, "stage"))
+os.makedirs(os.path.join(root, "box"))
+names = [f"m{i:05d}" for i in range(2000)]
+for n in names:
+    open(os.path.join(root, "stage", n), "w").close()
+random.Random(7).shuffle(names)
+for n in names:
+    os.rename(os.path.join(root, "stage", n), os.path.join(root, "box", n))
+PY
+out=$("$RACONTROL" prefetch --json "$mnt/moved/box") || ra_fail "xfs: prefetch of moved files failed: $out"
+python3 -c 'import json, sys; j = json.loads(sys.argv[1]); p = j["paths"][0]
+assert p["left_to_the_walk"] is None and j["files"] == 2000 and j["skipped"] == 0, j' "$out" ||
+	ra_fail "xfs: files renamed into place were not looked up: $out"
+ra_ok "xfs: files renamed into place are looked up in inode order without --always"
+
+# Where the disk is not rotational, many lookups in flight at once beat a
+# walk: btrfs is warmed without --always.
+dev=${DEVS[btrfs]}
+echo 0 >"/sys/block/$dev/queue/rotational"
+for attempt in 1 2 3; do
+	drop_caches
+	out=$("$RACONTROL" prefetch --json "$T/btrfs/public") || ra_fail "btrfs: prefetch failed: $out"
+	warm=$(walk_reads "$dev" "$T/btrfs/public")
+	((warm > ALMOST_NOTHING)) || break
+done
+echo 1 >"/sys/block/$dev/queue/rotational"
+((warm <= ALMOST_NOTHING)) || ra_fail "btrfs, not rotational: the walk after prefetch read $warm times: $out"
+python3 -c 'import json, sys; j = json.loads(sys.argv[1]); p = j["paths"][0]
+assert p["rotational"] is False and p["left_to_the_walk"] is None and j["threads"] == 16, j' "$out" ||
+	ra_fail "btrfs, not rotational: --json says: $out"
+ra_ok "btrfs on a disk that is not rotational: warmed without --always, 16 threads"
+
 # The contract's errors, on the last file system (btrfs) and its loop device.
 mnt=$T/btrfs
 ra_expect 1 "^racontrol: prefetch: $mnt/nowhere: No such file or directory$" prefetch "$mnt/nowhere"
@@ -138,7 +205,8 @@ ra_expect 2 "^racontrol: prefetch takes at least 1 argument" prefetch
 ra_expect 2 "^racontrol: --threads takes a number from 1 to 1024, not 'many'" prefetch --threads many "$mnt"
 ra_expect 2 "^racontrol: --budget takes a size" prefetch --data --budget 1.5G "$mnt"
 ra_expect 2 "^racontrol: --budget only goes with prefetch --data" prefetch --budget 1M "$mnt"
-ra_expect 2 "^racontrol: --data, --threads and --budget only go with prefetch" status --data
+ra_expect 2 "^racontrol: --data, --always, --threads and --budget only go with prefetch" status --data
+ra_expect 2 "^racontrol: --data, --always, --threads and --budget only go with prefetch" status --always
 ra_ok "bad paths, a file and usage errors: one line each, status 1 or 2"
 
 # --data reads contents ahead, in the budget; a full budget is said in one line.

@@ -17,6 +17,9 @@ START_TEST(test_fs_order) {
         ck_assert_int_eq(ra_prefetch_fs_from_magic(0xEF53)->order, RA_PREFETCH_ORDER_INODE);
         ck_assert_str_eq(ra_prefetch_fs_from_magic(0x58465342)->name, "xfs");
         ck_assert_int_eq(ra_prefetch_fs_from_magic(0x58465342)->order, RA_PREFETCH_ORDER_INODE);
+        /* XFS looks names up in hash blocks getdents64 never reads; ext4's come with its getdents64. */
+        ck_assert(ra_prefetch_fs_from_magic(0x58465342)->hash_blocks_apart);
+        ck_assert(!ra_prefetch_fs_from_magic(0xEF53)->hash_blocks_apart);
         ck_assert_str_eq(ra_prefetch_fs_from_magic(0x9123683E)->name, "btrfs");
         ck_assert_int_eq(ra_prefetch_fs_from_magic(0x9123683E)->order, RA_PREFETCH_ORDER_DIRECTORY);
         /* Unknown: the directory's own order, never a guess. */
@@ -50,6 +53,42 @@ START_TEST(test_sort_entries) {
 
         ra_prefetch_sort_entries(e, 0, RA_PREFETCH_ORDER_INODE);
         ra_prefetch_sort_entries(NULL, 0, RA_PREFETCH_ORDER_DIRECTORY);
+}
+END_TEST
+
+START_TEST(test_walk_in_order) {
+        RaPrefetchEntry fresh[100], hashed[100];
+        uint64_t pairs = 0, descents = 0;
+
+        /* Files written where they stay: getdents64 lists them as their inodes were allocated. */
+        for (uint32_t i = 0; i < 100; i++)
+                fresh[i] = entry(1000 + i, i);
+        ra_prefetch_count_descents(fresh, 100, &pairs, &descents);
+        ck_assert_uint_eq(pairs, 99);
+        ck_assert_uint_eq(descents, 0);
+        ck_assert(ra_prefetch_walk_in_order(pairs, descents));
+
+        /* A second directory elsewhere on the disk: the jump between them is no pair. */
+        for (uint32_t i = 0; i < 100; i++)
+                fresh[i] = entry(10 + i, i);
+        ra_prefetch_count_descents(fresh, 100, &pairs, &descents);
+        ck_assert_uint_eq(pairs, 198);
+        ck_assert_uint_eq(descents, 0);
+
+        /* Hash order (ext4) or files renamed into place: about every other pair jumps back. */
+        for (uint32_t i = 0; i < 100; i++)
+                hashed[i] = entry((i * 37) % 100, i);
+        ra_prefetch_count_descents(hashed, 100, &pairs, &descents);
+        ck_assert_uint_gt(descents, 198 / 16);
+        ck_assert(!ra_prefetch_walk_in_order(pairs, descents));
+
+        /* One jump back in 16 is still in order, one more is not. */
+        ck_assert(ra_prefetch_walk_in_order(160, 10));
+        ck_assert(!ra_prefetch_walk_in_order(160, 11));
+        /* Too few to tell: a few small directories say nothing. */
+        ck_assert(!ra_prefetch_walk_in_order(63, 0));
+        ra_prefetch_count_descents(NULL, 0, &pairs, &descents);
+        ra_prefetch_count_descents(fresh, 1, &pairs, &descents);
 }
 END_TEST
 
@@ -276,6 +315,7 @@ int main(void) {
 
         tcase_add_test(tc, test_fs_order);
         tcase_add_test(tc, test_sort_entries);
+        tcase_add_test(tc, test_walk_in_order);
         tcase_add_test(tc, test_plan);
         tcase_add_test(tc, test_budget_from_meminfo);
         tcase_add_test(tc, test_parse_size);

@@ -63,7 +63,7 @@ sed "s|^ExecStart=|ExecStart=$root|" "$template" >"$T/verify/radaemon-prefetch@t
 MANPATH=$root${dir[mandir]} systemd-analyze verify "$T/verify/radaemon-prefetch@tmp.service" >"$T/verify.log" 2>&1 ||
 	ra_fail "systemd-analyze verify radaemon-prefetch@tmp.service: $(cat "$T/verify.log")"
 [[ ! -s $T/verify.log ]] || ra_fail "systemd-analyze verify radaemon-prefetch@tmp.service: $(cat "$T/verify.log")"
-for line in "ExecStart=${dir[bindir]}/racontrol prefetch %f" Type=oneshot RequiresMountsFor=%f \
+for line in "ExecStart=${dir[bindir]}/racontrol prefetch --always %f" Type=oneshot RequiresMountsFor=%f \
 	ProtectSystem=strict ProtectHome=read-only PrivateDevices=yes PrivateNetwork=yes NoNewPrivileges=yes \
 	CapabilityBoundingSet=CAP_DAC_READ_SEARCH RestrictAddressFamilies=none WantedBy=multi-user.target; do
 	grep -qxF "$line" "$template" || ra_fail "radaemon-prefetch@.service lacks $line"
