@@ -40,7 +40,7 @@ static void help(void) {
                "  --always     with prefetch: warm also where a later walk would read as fast\n"
                "               by itself (btrfs on a rotational disk, a tree in disk order)\n"
                "  --threads N  with prefetch: walk with N threads (default 1 on a rotational\n"
-               "               disk, else 16)\n"
+               "               disk, one per CPU where ext4 is read ahead from it, else 16)\n"
                "  --budget SIZE  with prefetch --data: read ahead at most SIZE bytes (K, M, G;\n"
                "               default half of MemAvailable)\n"
                "  -h, --help   show this help\n"

@@ -405,11 +405,18 @@ static void lookup_entries(RcWalk *w, Dir *d, size_t begin, size_t end) {
         push_front(w, first, last);
 }
 
-/* A chunk of the lookups in inode order; the next chunk's blocks are read meanwhile. */
+/* The inode blocks of the pending chunk that starts at begin, if there is one. */
+static void device_read_chunk(RcWalk *w, size_t begin) {
+        if (begin < w->n_pending)
+                device_read_pending(
+                        w, begin, begin + LOOKUP_CHUNK < w->n_pending ? begin + LOOKUP_CHUNK : w->n_pending);
+}
+
+/* A chunk of the lookups in inode order. The chunks go to the threads in
+ * order, and each has the blocks read of the one as many chunks ahead as
+ * there are threads: the reads stay ahead of every thread's lookups. */
 static void lookup_pending(RcWalk *w, size_t begin, size_t end) {
-        if (end < w->n_pending)
-                device_read_pending(w, end,
-                                    end + LOOKUP_CHUNK < w->n_pending ? end + LOOKUP_CHUNK : w->n_pending);
+        device_read_chunk(w, begin + (size_t) w->n_threads * LOOKUP_CHUNK);
         for (size_t i = begin; i < end && !atomic_load(&w->stop); i++) {
                 const Lookup *l = &w->pending[i];
 
@@ -669,8 +676,8 @@ static void plan_lookups(RcWalk *w) {
         if (n > 1)
                 qsort(w->pending, n, sizeof(*w->pending), cmp_lookup);
 
-        if (n > 0)
-                device_read_pending(w, 0, n < LOOKUP_CHUNK ? n : LOOKUP_CHUNK);
+        for (unsigned i = 0; i < w->n_threads; i++)
+                device_read_chunk(w, (size_t) i * LOOKUP_CHUNK);
         for (size_t begin = 0; begin < n; begin += LOOKUP_CHUNK) {
                 Task *t = calloc(1, sizeof(*t));
 
@@ -1037,12 +1044,20 @@ int rc_walk_start(RcWalk *w) {
         }
 
         /* A disk serves one command at a time and reads ahead into its cache while
-         * idle: lookups from many threads at once make it seek between them. */
+         * idle: lookups from many threads at once make it seek between them. Where
+         * the metadata is read from the device in large commands ahead of the
+         * lookups, these wait on the CPU instead (creating the inodes): one each. */
         if (w->n_threads == 0) {
+                long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
                 w->n_threads = RC_WALK_THREADS;
                 for (size_t i = 0; i < w->n_roots; i++)
-                        if (w->roots[i]->rotational == 1)
+                        if (w->roots[i]->rotational == 1 && w->roots[i]->device_fd < 0)
                                 w->n_threads = 1;
+                        else if (w->roots[i]->rotational == 1 && w->n_threads > 1)
+                                w->n_threads = cpus < 1                 ? 1
+                                               : cpus < RC_WALK_THREADS ? (unsigned) cpus
+                                                                        : RC_WALK_THREADS;
         }
 
         /* The directories kept open for the lookups in inode order: what the
