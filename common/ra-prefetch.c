@@ -18,8 +18,7 @@ static const RaPrefetchFs known_fs[] = {
           .order = RA_PREFETCH_ORDER_INODE,
           .reason =
                   "an XFS inode number encodes its allocation group and block, so ascending numbers are disk "
-                  "order",
-          .hash_blocks_apart = true },
+                  "order" },
         { .name = "btrfs",
           .order = RA_PREFETCH_ORDER_DIRECTORY,
           .reason =

@@ -23,8 +23,6 @@ typedef struct RaPrefetchFs {
         const char *name;
         RaPrefetchOrder order;
         const char *reason; /* one sentence, for --json and the summary */
-        /* A lookup by name reads blocks getdents64 does not: XFS's hash (leaf and node) blocks. */
-        bool hash_blocks_apart;
 } RaPrefetchFs;
 
 /* The file system with statfs(2)'s f_type; never NULL (unknown ones get directory order). */

@@ -441,16 +441,13 @@ static bool grow(void **p, size_t *allocated, size_t n, size_t size) {
 
 /*
  * An inode-order root's directory: what may be a directory is looked up now,
- * so the walk goes on, and on XFS so is its first file, whose lookup by name
- * reads the directory's hash blocks while the disk is there (XFS keeps them
- * apart from the blocks getdents64 reads); the rest waits for the lookups in inode
+ * so the walk goes on; the rest waits for the lookups in inode
  * order over the whole tree, which a directory at a time would sweep the
  * disk once per directory. False, with nothing done, when the walk holds as
  * many entries or open directories as it may.
  */
 static bool defer_lookups(RcWalk *w, Dir *d) {
         Task *first = NULL, *last = NULL;
-        size_t first_file = SIZE_MAX;
         bool kept = false;
 
         pthread_mutex_lock(&w->lock);
@@ -460,11 +457,7 @@ static bool defer_lookups(RcWalk *w, Dir *d) {
                 atomic_fetch_add(&d->refs, 1);
                 w->kept[w->n_kept++] = d;
                 for (size_t i = 0; i < d->n; i++)
-                        if (IN_SET(d->entries[i].type, DT_DIR, DT_UNKNOWN))
-                                continue;
-                        else if (first_file == SIZE_MAX && d->root->fs->hash_blocks_apart)
-                                first_file = i;
-                        else
+                        if (!IN_SET(d->entries[i].type, DT_DIR, DT_UNKNOWN))
                                 w->pending[w->n_pending++] = (Lookup){
                                         .ino = d->entries[i].ino,
                                         .dir = d,
@@ -478,7 +471,7 @@ static bool defer_lookups(RcWalk *w, Dir *d) {
                 return false;
 
         for (size_t i = 0; i < d->n && !atomic_load(&w->stop); i++)
-                if (IN_SET(d->entries[i].type, DT_DIR, DT_UNKNOWN) || i == first_file)
+                if (IN_SET(d->entries[i].type, DT_DIR, DT_UNKNOWN))
                         look_up(w, d, d->names + d->entries[i].name_offset, &first, &last);
         push_front(w, first, last);
         return true;

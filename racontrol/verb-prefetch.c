@@ -234,16 +234,20 @@ int verb_prefetch(RcContext *c, char **args) {
                 return RC_EXIT_FAILURE;
         }
 
+        /* Looks for the end every 10 ms (a walk left to the later one ends at
+         * once), and redraws the progress line every 200 ms. */
         tty = !c->json && isatty(STDERR_FILENO);
-        while (!rc_walk_done(w)) {
-                struct timespec tick = { .tv_nsec = 200 * 1000 * 1000 };
+        for (double drawn = start; !rc_walk_done(w);) {
+                struct timespec tick = { .tv_nsec = 10 * 1000 * 1000 };
 
                 if (sigtimedwait(&mask, NULL, &tick) > 0 && !interrupted) {
                         interrupted = true;
                         rc_walk_stop(w);
                 }
-                if (tty)
-                        progress(w, now() - start);
+                if (tty && now() - drawn >= 0.2) {
+                        drawn = now();
+                        progress(w, drawn - start);
+                }
         }
         rc_walk_join(w);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
