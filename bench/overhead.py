@@ -11,6 +11,8 @@ made when it ends. run.py runs these too; this entry point runs them alone.
   overhead.py status                 racontrol status latency (needs racontrol)
   overhead.py coldplug               start -> READY=1 with N devices (up to 500)
   overhead.py all                    all of them, as Markdown
+  overhead.py tracing                the tracing cost at about 1 GB/s of page-cache reads
+                                     (not in all: it needs 1.2 GiB of /dev/shm)
 
 The hotplug latency is measured from the moment udevd's event was queued on
 our netlink socket (the kernel's SO_TIMESTAMPNS: the same moment the
@@ -30,8 +32,8 @@ import sys
 import time
 
 from daemon import Daemon
-from machine import (FIRST_INDEX, LOOP_CTL_ADD, Machine, log, loop_control, read_kb, run,
-                     set_kb, wait_detached)
+from machine import (FIRST_INDEX, LOOP_CTL_ADD, TRACEFS, Machine, log, loop_control, read_kb, run,
+                     set_kb, tracefs_mounted, wait_detached)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NETLINK_KOBJECT_UEVENT = 15
@@ -292,7 +294,7 @@ def measure_cpu(machine, builddir, names, counts, window, rates, interval_ms=100
                 busy.append({"requests_per_s": rate * n, "cpu_ms_per_s": ms,
                              "core_percent": ms / 10, "reads_per_s": reads})
                 time.sleep(interval_ms / 1000 * 2)
-            traced = "Tracing block requests" in daemon.output()
+            traced = tracing_line(daemon) is not None
         rows.append({"devices": n, "cpu_ms_per_s": idle, "reads_per_s": idle_reads,
                      "busy": busy, "traced": traced})
     out = {"interval_ms": interval_ms, "window_s": window, "rows": rows}
@@ -308,6 +310,179 @@ def measure_cpu(machine, builddir, names, counts, window, rates, interval_ms=100
         (hi["devices"] - lo["devices"])
     out.update(available=True, us_per_device_sample=per_device * 1000 * interval_ms / 1000)
     return out
+
+
+# --- the tracing cost ---------------------------------------------------------
+
+# Reads files one after another in 128 KiB read(2) calls (cat's size) at up
+# to rate MB/s (0: as fast as it can), one line of JSON a pass on stdout.
+# cold: every page of the files evicted first (POSIX_FADV_DONTNEED, only
+# these files: the machine's cache stays), so every window is read ahead
+# from the device; warm: the files cached, then 1 MiB of every 8 MiB
+# evicted, so most reads are page-cache hits and the tracepoints fire only
+# where a window is read ahead. Eviction and warming are not timed.
+TRACING_READER = """
+import json, os, resource, sys, time
+case, rate, passes, paths = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+fds = [os.open(p, os.O_RDONLY | os.O_CLOEXEC) for p in paths]
+buf = bytearray(128 << 10)
+def read_all(fd, paced):
+    done, t0 = 0, time.monotonic()
+    os.lseek(fd, 0, os.SEEK_SET)
+    while True:
+        n = os.readv(fd, [buf])
+        if n == 0:
+            return done
+        done += n
+        if paced and rate > 0:
+            ahead = done / (rate * 1e6) - (time.monotonic() - t0)
+            if ahead > 0.001:
+                time.sleep(ahead)
+for _ in range(passes):
+    for fd in fds:
+        if case == "warm":
+            read_all(fd, False)
+            size = os.fstat(fd).st_size
+            for off in range(0, size, 8 << 20):
+                os.posix_fadvise(fd, off, 1 << 20, os.POSIX_FADV_DONTNEED)
+        else:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    r0, t0, done = resource.getrusage(resource.RUSAGE_SELF), time.monotonic(), 0
+    for fd in fds:
+        done += read_all(fd, True)
+    t1, r1 = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"bytes": done, "seconds": t1 - t0, "utime": r1.ru_utime - r0.ru_utime,
+                      "stime": r1.ru_stime - r0.ru_stime}), flush=True)
+"""
+TRACING_FILES = 4
+TRACING_FILE_MIB = 256
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu_s(pid):
+    """utime + stime of a process (all its threads), in s, from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def machine_busy_s():
+    """Busy CPU time of the whole machine (every CPU, not idle or iowait), in s."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v[:8]) - v[3] - v[4]) / CLK_TCK
+
+
+def instance_events(pid):
+    """(events read, events lost) so far by the daemon's own trace instance."""
+    read = lost = 0
+    base = f"{TRACEFS}/instances/radaemon.{pid}/per_cpu"
+    for cpu in os.listdir(base):
+        with open(f"{base}/{cpu}/stats") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key == "read events":
+                    read += int(value)
+                elif key in ("overrun", "dropped events"):
+                    lost += int(value)
+    return read, lost
+
+
+def tracing_filesystem(machine, kb, file_mib):
+    """ext4 on a loop device over a file in /dev/shm (memory: the reads cost
+    CPU, not waiting), with the files to read; returns (name, paths)."""
+    image = f"/dev/shm/radaemon-bench-tracing-{os.getpid()}.img"
+    machine.on_exit(lambda: os.path.exists(image) and os.unlink(image))
+    with open(image, "wb") as f:
+        f.truncate((TRACING_FILES * file_mib + 192) << 20)
+    try:
+        name = machine.new_loop(image)
+    except subprocess.CalledProcessError:
+        name = machine.new_loop(image, direct_io=False)  # a kernel whose tmpfs has no O_DIRECT
+    run("mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", f"/dev/{name}")
+    mnt = machine.path("tracing-mnt")
+    os.makedirs(mnt, exist_ok=True)
+    run("mount", "-o", "noatime", f"/dev/{name}", mnt)
+    machine.on_exit(lambda: subprocess.run(["umount", mnt]))
+    paths, block = [], bytes(range(256)) * 4096
+    for i in range(TRACING_FILES):
+        paths.append(os.path.join(mnt, f"f{i}"))
+        with open(paths[-1], "wb") as f:
+            for _ in range(file_mib):
+                f.write(block)
+            os.fsync(f.fileno())
+    set_kb(name, kb)
+    return name, paths
+
+
+def tracing_block(machine, paths, case, rate, passes, daemon=None):
+    """passes of the reader, with the daemon (tracing) or without; sums."""
+    before = (machine_busy_s(), daemon and proc_cpu_s(daemon.pid), daemon and cpu_ns(daemon.pid),
+              daemon and instance_events(daemon.pid))
+    reader = machine.spawn([sys.executable, "-c", TRACING_READER, case, str(rate), str(passes)] + paths,
+                           stdout=subprocess.PIPE)
+    out = [json.loads(line) for line in reader.stdout]
+    if reader.wait() != 0 or len(out) != passes:
+        raise RuntimeError(f"the tracing reader failed (exit {reader.returncode})")
+    machine.stop(reader)
+    row = {k: sum(p[k] for p in out) for k in ("bytes", "seconds", "utime", "stime")}
+    row["machine_busy_s"] = machine_busy_s() - before[0]
+    if daemon:
+        # The daemon drains its buffers once an interval: what the block left is read in the next.
+        time.sleep(1.5)
+        if daemon.process.poll() is not None:
+            raise RuntimeError("the daemon died during the tracing measurement")
+        read, lost = instance_events(daemon.pid)
+        row.update(daemon_cpu_s=proc_cpu_s(daemon.pid) - before[1],
+                   daemon_sched_s=(cpu_ns(daemon.pid) - before[2]) / 1e9,
+                   events=read - before[3][0], lost=lost - before[3][1])
+    return row
+
+
+def measure_tracing(machine, builddir, rate=1000, passes=5, rounds=2, kb=128,
+                    file_mib=TRACING_FILE_MIB):
+    """The reader's CPU and throughput with radaemon tracing and without, and the daemon's CPU.
+
+    Blocks of passes alternate (without, with; rounds times) so that drift
+    in what else the machine runs falls on both. The daemon manages only the
+    loop device (allow-list) with a pin at kb, the same value the runs
+    without it have, so only the tracing differs; a pin does not stop it
+    from tracing the device.
+    """
+    if not tracefs_mounted():
+        return {"available": False, "why": f"no tracefs at {TRACEFS}: nothing to measure"}
+    name, paths = tracing_filesystem(machine, kb, file_mib)
+    extra = f"[device:{name}]\nread_ahead_kb = {kb}\n"
+    out = {"available": True, "rate_mbs": rate, "passes": passes, "rounds": rounds, "kb": kb,
+           "files": TRACING_FILES, "file_mib": file_mib, "device": name,
+           "load_before": os.getloadavg(), "cases": {}}
+    for case in ("cold", "warm"):
+        rows = {"off": [], "on": []}
+        for r in range(rounds):
+            log(f"overhead: tracing, {case}, round {r + 1}: without radaemon")
+            rows["off"].append(tracing_block(machine, paths, case, rate, passes))
+            with Daemon(machine, builddir, [name], tag=f"tracing-{case}-{r}", extra=extra) as daemon:
+                if not tracing_line(daemon):
+                    raise RuntimeError("the daemon does not trace:\n" + daemon.output())
+                out["evidence"] = tracing_line(daemon)
+                time.sleep(1.0)  # past the coldplug and the first filters
+                log(f"overhead: tracing, {case}, round {r + 1}: with radaemon")
+                rows["on"].append(tracing_block(machine, paths, case, rate, passes, daemon))
+                if read_kb(name) != kb:
+                    raise RuntimeError(f"{name} left the pin: {read_kb(name)} KiB")
+        out["cases"][case] = {mode: {k: sum(b[k] for b in blocks) for k in blocks[0]}
+                              for mode, blocks in rows.items()}
+        out["cases"][case]["blocks"] = rows
+    out["load_after"] = os.getloadavg()
+    return out
+
+
+def tracing_line(daemon):
+    """What the daemon says it traces ("readahead per file and block requests"), or None."""
+    for line in daemon.output().splitlines():
+        if line.startswith("Tracing ") or " Tracing " in line:
+            return line.split("Tracing ", 1)[1].split(" through ")[0]
+    return None
 
 
 # --- racontrol status --------------------------------------------------------
@@ -449,12 +624,19 @@ def main():
 
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=ALL + ["all"])
+    parser.add_argument("what", choices=ALL + ["all", "tracing"])
     parser.add_argument("--builddir", default=os.path.join(HERE, "..", "build"))
     parser.add_argument("--quick", action="store_true", help="small counts")
     parser.add_argument("--count", type=int, help="hotplug events of each kind")
     parser.add_argument("--devices", type=int, help="devices for rss (and cpu, status, coldplug)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--rate-mbs", type=float, default=1000,
+                        help="tracing: the reader's pace, MB/s (0: as fast as it can)")
+    parser.add_argument("--passes", type=int, default=5, help="tracing: passes of the files a block")
+    parser.add_argument("--rounds", type=int, default=2, help="tracing: blocks without and with radaemon")
+    parser.add_argument("--kb", type=int, default=128, help="tracing: read_ahead_kb, the same in both")
+    parser.add_argument("--file-mib", type=int, default=TRACING_FILE_MIB,
+                        help=f"tracing: the size of each of the {TRACING_FILES} files")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("overhead.py: run as root (loop devices, sysfs, cgroups)")
@@ -468,7 +650,11 @@ def main():
             PRESETS[preset][key] = sorted({1, args.devices})
     what = ALL if args.what == "all" else [args.what]
     with Machine() as machine:
-        out = measure(machine, args.builddir, what, preset)
+        if args.what == "tracing":
+            out = {"tracing": measure_tracing(machine, args.builddir, args.rate_mbs, args.passes,
+                                              args.rounds, args.kb, args.file_mib)}
+        else:
+            out = measure(machine, args.builddir, what, preset)
     if args.json:
         print(json.dumps(out, indent=2))
     else:

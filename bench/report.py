@@ -253,6 +253,8 @@ def overhead_markdown(o):
         else:
             lines.append(f"`racontrol status` latency: **not available**: {s['why']}.")
         lines.append("")
+    if "tracing" in o:
+        lines += tracing_markdown(o["tracing"])
     if "coldplug" in o:
         lines += ["Coldplug: from exec to READY=1, every device to be written (2560 -> 4 KiB):",
                   "", "| devices | runs | median | min–max |", "|---:|---:|---:|---:|"]
@@ -260,6 +262,45 @@ def overhead_markdown(o):
             lines.append(f"| {r['devices']} | {r['n']} | {r['median']:.1f} ms "
                          f"| {r['min']:.1f}–{r['max']:.1f} ms |")
         lines.append("")
+    return lines
+
+
+def tracing_markdown(t):
+    """overhead.py tracing: the reader and the daemon, without and with tracing."""
+    if not t["available"]:
+        return [f"Tracing cost: **not available**: {t['why']}.", ""]
+    lines = [f"Tracing cost: one reader of {t['files']} files of {t['file_mib']} MiB on ext4 over "
+             f"{t['device']} (a loop device over a file in /dev/shm), 128 KiB read(2) calls paced "
+             f"at {t['rate_mbs']:.0f} MB/s, read_ahead_kb {t['kb']} in both modes (radaemon pinned "
+             f"to it), {t['rounds']} blocks of {t['passes']} passes each way, alternating. "
+             f"radaemon traced {t.get('evidence', '?')}. CPU per GB read: the reader's user + "
+             "system time (the readahead tracepoints fire in its context), the whole machine's "
+             "busy time (also the loop device's workers, where requests complete, and whatever "
+             "else runs), radaemon's CPU from schedstat (utime + stime from /proc, in clock "
+             "ticks, in brackets), including the drain of what the block left (1.5 s after it). "
+             "Events: what radaemon's trace instance handed over, and what it lost to a full "
+             "buffer (overrun), per GB read.", "",
+             "| case | radaemon | MB/s | reader CPU/GB (user+sys) | machine busy CPU/GB "
+             "| radaemon CPU/GB | radaemon, share of a core | events/GB | lost |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for case, c in t["cases"].items():
+        for mode in ("off", "on"):
+            r = c[mode]
+            gb = r["bytes"] / 1e9
+            if mode == "on":
+                seen = r["events"] + r["lost"]
+                daemon = (f"{r['daemon_sched_s'] / gb * 1000:.1f} ms ({r['daemon_cpu_s'] / gb * 1000:.0f}) | "
+                          f"{r['daemon_sched_s'] / r['seconds'] * 100:.2f} % | "
+                          f"{r['events'] / gb:.0f} | {r['lost'] / gb:.0f} "
+                          f"({r['lost'] / seen * 100 if seen else 0:.0f} %)")
+            else:
+                daemon = "– | – | – | –"
+            lines.append(f"| {case} | {'tracing' if mode == 'on' else 'not running'} "
+                         f"| {r['bytes'] / r['seconds'] / 1e6:.0f} "
+                         f"| {(r['utime'] + r['stime']) / gb * 1000:.0f} ms "
+                         f"({r['utime'] / gb * 1000:.0f}+{r['stime'] / gb * 1000:.0f}) "
+                         f"| {r['machine_busy_s'] / gb * 1000:.0f} ms | {daemon} |")
+    lines.append("")
     return lines
 
 
