@@ -269,9 +269,10 @@ def tracing_markdown(t):
     """overhead.py tracing: the reader and the daemon, without and with tracing."""
     if not t["available"]:
         return [f"Tracing cost: **not available**: {t['why']}.", ""]
+    pace = f"paced at {t['rate_mbs']:.0f} MB/s" if t["rate_mbs"] else "as fast as they go"
     lines = [f"Tracing cost: one reader of {t['files']} files of {t['file_mib']} MiB on ext4 over "
-             f"{t['device']} (a loop device over a file in /dev/shm), 128 KiB read(2) calls paced "
-             f"at {t['rate_mbs']:.0f} MB/s, read_ahead_kb {t['kb']} in both modes (radaemon pinned "
+             f"{t['device']} (a loop device over a file in /dev/shm), 128 KiB read(2) calls "
+             f"{pace}, read_ahead_kb {t['kb']} in both modes (radaemon pinned "
              f"to it), {t['rounds']} blocks of {t['passes']} passes each way, alternating. "
              f"radaemon traced {t.get('evidence', '?')}. CPU per GB read: the reader's user + "
              "system time (the readahead tracepoints fire in its context), the whole machine's "
