@@ -20,10 +20,11 @@ static const RaPrefetchFs known_fs[] = {
                   "an XFS inode number encodes its allocation group and block, so ascending numbers are disk "
                   "order" },
         { .name = "btrfs",
-          .order = RA_PREFETCH_ORDER_DIRECTORY,
+          .order = RA_PREFETCH_ORDER_INODE,
           .reason =
-                  "btrfs is copy-on-write: inode numbers are b-tree keys, not places, and the directory index "
-                  "follows creation, which is closer to where the items were written" },
+                  "btrfs keeps inodes in b-tree leaves sorted by inode number, and the leaves of files "
+                  "written together lie together, so ascending numbers read each leaf once, mostly forward "
+                  "(copy-on-write moves a leaf that changes later)" },
         { .name = "f2fs",
           .order = RA_PREFETCH_ORDER_DIRECTORY,
           .reason = "f2fs is log-structured: inode numbers are node ids mapped anywhere on the device" },
@@ -97,6 +98,10 @@ void ra_prefetch_count_descents(const RaPrefetchEntry *entries, size_t n, uint64
 
 bool ra_prefetch_walk_in_order(uint64_t pairs, uint64_t descents) {
         return pairs >= 64 && descents <= pairs / 16;
+}
+
+bool ra_prefetch_may_leave(int rotational, bool device_readahead, bool always, bool data) {
+        return rotational == 1 && !device_readahead && !always && !data;
 }
 
 static int cmp_physical(const void *a, const void *b) {

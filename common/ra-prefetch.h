@@ -58,6 +58,24 @@ bool ra_prefetch_walk_in_order(uint64_t pairs, uint64_t descents);
 /* The pairs after which the first directories' order is taken for the tree's. */
 #define RA_PREFETCH_ORDER_SAMPLE 2048
 
+/*
+ * Whether a tree's lookups may be left to the later walk: only on a
+ * rotational disk (elsewhere many lookups in flight beat a walk), not where
+ * the device is read ahead (ext4 as root: larger, fewer commands than the
+ * walk's), and not when asked to warm anyway (--always) or to read the data
+ * (--data, which needs every file's size). They are left where no order is
+ * known cheaper than the walk's own (directory order), or where the tree's
+ * directories list their entries in inode order already.
+ */
+bool ra_prefetch_may_leave(int rotational, bool device_readahead, bool always, bool data);
+#define RA_PREFETCH_ASIDE_DIRECTORY                                                                         \
+        "on a rotational disk its lookups would go in the order a walk goes by itself, the cheapest one "   \
+        "known here, and read the same blocks in the same order: they are left to that walk (--always "     \
+        "does them)"
+#define RA_PREFETCH_ASIDE_IN_ORDER                                                                          \
+        "its directories list their entries in inode order already (the first ones it read do), so a walk " \
+        "reads the inodes in disk order by itself: its lookups are left to that walk (--always does them)"
+
 /* A regular file whose data may be read ahead. */
 typedef struct RaPrefetchFile {
         uint64_t physical; /* first extent's byte on the device (FIEMAP); UINT64_MAX when unknown */

@@ -24,6 +24,8 @@
 
 /* One getdents64 call fills this much: a 100,000-entry directory in a few calls. */
 #define GETDENTS_BUFFER_SIZE (1024 * 1024)
+/* The first call while the order is being decided: a few thousand entries. */
+#define SAMPLE_BUFFER_SIZE (128 * 1024)
 /* A directory with more entries than this is looked up by several threads at once. */
 #define CHUNK_ENTRIES 256
 /* Lookups in inode order over the whole tree go in tasks of this many, each
@@ -40,8 +42,9 @@ typedef struct Dir {
         char *path;
         const RcWalkRoot *root;
         RaPrefetchEntry *entries;
-        size_t n;
+        size_t n, allocated;
         char *names;
+        size_t names_size, names_allocated;
 } Dir;
 
 /* An entry of an inode-order root, left for the lookups over the whole tree. */
@@ -118,6 +121,21 @@ static void task_free(Task *t) {
         free(t->path);
         (void) dir_unref(t->dir);
         free(t);
+}
+
+/* Room for n items in the array *p, whose room is *allocated items of size bytes. */
+static bool grow(void **p, size_t *allocated, size_t n, size_t size) {
+        size_t want = *allocated * 2 > n ? *allocated * 2 : n + 1024;
+        void *q;
+
+        if (n <= *allocated)
+                return true;
+        q = reallocarray(*p, want, size);
+        if (!q)
+                return false;
+        *p = q;
+        *allocated = want;
+        return true;
 }
 
 static char *path_join(const char *dir, const char *name) {
@@ -424,21 +442,6 @@ static void lookup_pending(RcWalk *w, size_t begin, size_t end) {
         }
 }
 
-/* Room for n items in the array *p, whose room is *allocated items of size bytes. */
-static bool grow(void **p, size_t *allocated, size_t n, size_t size) {
-        size_t want = *allocated * 2 > n ? *allocated * 2 : n + 1024;
-        void *q;
-
-        if (n <= *allocated)
-                return true;
-        q = reallocarray(*p, want, size);
-        if (!q)
-                return false;
-        *p = q;
-        *allocated = want;
-        return true;
-}
-
 /*
  * An inode-order root's directory: what may be a directory is looked up now,
  * so the walk goes on; the rest waits for the lookups in inode
@@ -477,83 +480,70 @@ static bool defer_lookups(RcWalk *w, Dir *d) {
         return true;
 }
 
-/* Reads a whole directory with large getdents64 calls. */
-static int read_dir(int fd, char *buf, RaPrefetchEntry **ret_entries, size_t *ret_n, char **ret_names) {
-        _cleanup_free_ RaPrefetchEntry *entries = NULL;
-        _cleanup_free_ char *names = NULL;
-        size_t n = 0, allocated = 0, names_size = 0, names_allocated = 0;
+/* One getdents64 call of at most size bytes, its entries added to the
+ * directory's: how many bytes it read, 0 at the end, or -errno. */
+static long read_some(Dir *d, char *buf, size_t size) {
+        long got = syscall(SYS_getdents64, d->fd, buf, size);
 
-        for (;;) {
-                long got = syscall(SYS_getdents64, fd, buf, GETDENTS_BUFFER_SIZE);
+        if (got < 0)
+                return negative_errno();
 
-                if (got < 0)
-                        return negative_errno();
-                if (got == 0)
-                        break;
+        for (long off = 0; off < got;) {
+                struct dirent64 *de = (struct dirent64 *) (buf + off);
+                size_t len = strlen(de->d_name) + 1;
 
-                for (long off = 0; off < got;) {
-                        struct dirent64 *de = (struct dirent64 *) (buf + off);
-                        size_t len = strlen(de->d_name) + 1;
+                off += de->d_reclen;
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
 
-                        off += de->d_reclen;
-                        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                                continue;
+                if (!grow((void **) &d->entries, &d->allocated, d->n + 1, sizeof(*d->entries)) ||
+                    !grow((void **) &d->names, &d->names_allocated, d->names_size + len, 1))
+                        return -ENOMEM;
+                if (d->n >= UINT32_MAX || d->names_size >= UINT32_MAX)
+                        return -EOVERFLOW;
 
-                        if (n == allocated) {
-                                RaPrefetchEntry *e;
-
-                                allocated = allocated ? allocated * 2 : 64;
-                                e = reallocarray(entries, allocated, sizeof(*entries));
-                                if (!e)
-                                        return -ENOMEM;
-                                entries = e;
-                        }
-                        if (names_size + len > names_allocated) {
-                                char *p;
-
-                                names_allocated = (names_size + len) * 2 + 1024;
-                                p = realloc(names, names_allocated);
-                                if (!p)
-                                        return -ENOMEM;
-                                names = p;
-                        }
-                        if (n >= UINT32_MAX || names_size >= UINT32_MAX)
-                                return -EOVERFLOW;
-
-                        memcpy(names + names_size, de->d_name, len);
-                        entries[n] = (RaPrefetchEntry){
-                                .ino = de->d_ino,
-                                .index = (uint32_t) n,
-                                .name_offset = (uint32_t) names_size,
-                                .type = de->d_type,
-                        };
-                        names_size += len;
-                        n++;
-                }
+                memcpy(d->names + d->names_size, de->d_name, len);
+                d->entries[d->n] = (RaPrefetchEntry){
+                        .ino = de->d_ino,
+                        .index = (uint32_t) d->n,
+                        .name_offset = (uint32_t) d->names_size,
+                        .type = de->d_type,
+                };
+                d->names_size += len;
+                d->n++;
         }
-
-        *ret_entries = TAKE_PTR(entries);
-        *ret_n = n;
-        *ret_names = TAKE_PTR(names);
-        return 0;
+        return got;
 }
 
-#define ASIDE_DIRECTORY                                                                                     \
-        "on a rotational disk its lookups would go in the order a walk goes by itself, the cheapest one "   \
-        "known here, and read the same blocks in the same order: they are left to that walk (--always "     \
-        "does them)"
-#define ASIDE_IN_ORDER                                                                                      \
-        "its directories list their entries in inode order already (the first ones it read do), so a walk " \
-        "reads the inodes in disk order by itself: its lookups are left to that walk (--always does them)"
-
-/* Whether root may leave its lookups to the later walk, where that costs no more by itself. */
+/* Whether root may leave its lookups to the later walk (ra_prefetch_may_leave). */
 static bool may_stand_aside(const RcWalk *w, const RcWalkRoot *root) {
-        return !w->always && !w->data && root->rotational == 1 && root->device_fd < 0;
+        return ra_prefetch_may_leave(root->rotational, root->device_fd >= 0, w->always, w->data);
+}
+
+/*
+ * Adds the order of the directory's entries from counted on to the root's
+ * and, once the root has RA_PREFETCH_ORDER_SAMPLE pairs, decides whether its
+ * walk is in order, once. True when the root is in order: its lookups are
+ * left to the later walk.
+ */
+static bool tell_order(RcWalk *w, RcWalkRoot *root, const Dir *d, size_t counted) {
+        size_t start = counted > 0 ? counted - 1 : 0;
+        uint64_t pairs = 0, descents = 0, before;
+
+        ra_prefetch_count_descents(d->entries + start, d->n - start, &pairs, &descents);
+        atomic_fetch_add(&root->descents, descents);
+        before = atomic_fetch_add(&root->pairs, pairs);
+        if (before < RA_PREFETCH_ORDER_SAMPLE && before + pairs >= RA_PREFETCH_ORDER_SAMPLE &&
+            may_stand_aside(w, root) &&
+            ra_prefetch_walk_in_order(before + pairs, atomic_load(&root->descents)))
+                atomic_store(&root->in_order, true);
+        return atomic_load(&root->in_order);
 }
 
 static void walk_dir(RcWalk *w, Task *t, char *buf) {
+        RcWalkRoot *root = w->roots[t->root->index];
+        size_t size;
         Dir *d;
-        int r;
 
         d = calloc(1, sizeof(*d));
         if (!d) {
@@ -563,7 +553,7 @@ static void walk_dir(RcWalk *w, Task *t, char *buf) {
         atomic_init(&d->refs, 1);
         d->root = t->root;
         d->path = TAKE_PTR(t->path);
-        if (atomic_load(&w->roots[d->root->index]->in_order)) {
+        if (atomic_load(&root->in_order)) {
                 (void) dir_unref(d);
                 return;
         }
@@ -576,34 +566,35 @@ static void walk_dir(RcWalk *w, Task *t, char *buf) {
         if (d->root->device_fd >= 0)
                 device_read_dir(d->root, d->fd);
 
-        r = read_dir(d->fd, buf, &d->entries, &d->n, &d->names);
-        if (r < 0) {
-                note_error(w, d->path, NULL, r);
-                (void) dir_unref(d);
-                return;
-        }
-        atomic_fetch_add(&w->counters.directories, 1);
-        atomic_fetch_add(&w->counters.found, d->n);
+        /* While the tree's order is not decided, the first call reads only what
+         * the decision needs: a tree in order is left before the rest of a big
+         * directory is read, or its other directories, which would cost the
+         * walk a second pass over the disk. */
+        size = root->fs->order == RA_PREFETCH_ORDER_INODE && may_stand_aside(w, root) &&
+                               atomic_load(&root->pairs) < RA_PREFETCH_ORDER_SAMPLE
+                       ? SAMPLE_BUFFER_SIZE
+                       : GETDENTS_BUFFER_SIZE;
+        for (size_t counted = 0;; size = GETDENTS_BUFFER_SIZE) {
+                long got = read_some(d, buf, size);
 
-        if (d->root->fs->order == RA_PREFETCH_ORDER_INODE) {
-                RcWalkRoot *root = w->roots[d->root->index];
-                uint64_t pairs = 0, descents = 0, before;
-
-                ra_prefetch_count_descents(d->entries, d->n, &pairs, &descents);
-                atomic_fetch_add(&root->descents, descents);
-                before = atomic_fetch_add(&root->pairs, pairs);
-                /* Decided once, from the first directories: a tree in order is left
-                 * before its other directories are read, which costs the walk a
-                 * seek each on XFS, which spreads directories over the disk. */
-                if (before < RA_PREFETCH_ORDER_SAMPLE && before + pairs >= RA_PREFETCH_ORDER_SAMPLE &&
-                    may_stand_aside(w, root) &&
-                    ra_prefetch_walk_in_order(before + pairs, atomic_load(&root->descents)))
-                        atomic_store(&root->in_order, true);
-                if (atomic_load(&root->in_order)) {
+                if (got < 0) {
+                        note_error(w, d->path, NULL, (int) got);
+                        (void) dir_unref(d);
+                        return;
+                }
+                if (got == 0)
+                        break;
+                if (root->fs->order == RA_PREFETCH_ORDER_INODE && tell_order(w, root, d, counted)) {
                         atomic_fetch_add(&w->counters.skipped, d->n);
                         (void) dir_unref(d);
                         return;
                 }
+                counted = d->n;
+        }
+        atomic_fetch_add(&w->counters.directories, 1);
+        atomic_fetch_add(&w->counters.found, d->n);
+
+        if (root->fs->order == RA_PREFETCH_ORDER_INODE) {
                 if (defer_lookups(w, d)) {
                         (void) dir_unref(d);
                         return;
@@ -658,7 +649,7 @@ static void plan_lookups(RcWalk *w) {
                 if (atomic_load(&root->in_order) ||
                     (root->fs->order == RA_PREFETCH_ORDER_INODE && may_stand_aside(w, root) &&
                      ra_prefetch_walk_in_order(atomic_load(&root->pairs), atomic_load(&root->descents))))
-                        root->aside = ASIDE_IN_ORDER;
+                        root->aside = RA_PREFETCH_ASIDE_IN_ORDER;
         }
         for (size_t i = 0; i < w->n_pending; i++)
                 if (w->roots[w->pending[i].root]->aside)
@@ -1028,7 +1019,7 @@ int rc_walk_start(RcWalk *w) {
 
                 /* Nothing known reads a directory-order tree cheaper than a walk of it. */
                 if (root->fs->order == RA_PREFETCH_ORDER_DIRECTORY && may_stand_aside(w, root)) {
-                        root->aside = ASIDE_DIRECTORY;
+                        root->aside = RA_PREFETCH_ASIDE_DIRECTORY;
                         continue;
                 }
                 r = push_dir(w, root->path, root);

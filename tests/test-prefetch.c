@@ -18,7 +18,9 @@ START_TEST(test_fs_order) {
         ck_assert_str_eq(ra_prefetch_fs_from_magic(0x58465342)->name, "xfs");
         ck_assert_int_eq(ra_prefetch_fs_from_magic(0x58465342)->order, RA_PREFETCH_ORDER_INODE);
         ck_assert_str_eq(ra_prefetch_fs_from_magic(0x9123683E)->name, "btrfs");
-        ck_assert_int_eq(ra_prefetch_fs_from_magic(0x9123683E)->order, RA_PREFETCH_ORDER_DIRECTORY);
+        /* btrfs too, measured: an aged flat directory 2.6x faster than in directory order. */
+        ck_assert_int_eq(ra_prefetch_fs_from_magic(0x9123683E)->order, RA_PREFETCH_ORDER_INODE);
+        ck_assert_int_eq(ra_prefetch_fs_from_magic(0xF2F52010)->order, RA_PREFETCH_ORDER_DIRECTORY);
         /* Unknown: the directory's own order, never a guess. */
         ck_assert_str_eq(ra_prefetch_fs_from_magic(0x12345678)->name, "unknown");
         ck_assert_int_eq(ra_prefetch_fs_from_magic(0x12345678)->order, RA_PREFETCH_ORDER_DIRECTORY);
@@ -86,6 +88,19 @@ START_TEST(test_walk_in_order) {
         ck_assert(!ra_prefetch_walk_in_order(63, 0));
         ra_prefetch_count_descents(NULL, 0, &pairs, &descents);
         ra_prefetch_count_descents(fresh, 1, &pairs, &descents);
+}
+END_TEST
+
+START_TEST(test_may_leave) {
+        /* A rotational disk, nothing read ahead from it, nothing asked: the walk may be left alone. */
+        ck_assert(ra_prefetch_may_leave(1, false, false, false));
+        /* Not rotational, or not known to be: many lookups in flight beat a walk. */
+        ck_assert(!ra_prefetch_may_leave(0, false, false, false));
+        ck_assert(!ra_prefetch_may_leave(-1, false, false, false));
+        /* ext4 read ahead from the device, --always, --data: the lookups are done. */
+        ck_assert(!ra_prefetch_may_leave(1, true, false, false));
+        ck_assert(!ra_prefetch_may_leave(1, false, true, false));
+        ck_assert(!ra_prefetch_may_leave(1, false, false, true));
 }
 END_TEST
 
@@ -313,6 +328,7 @@ int main(void) {
         tcase_add_test(tc, test_fs_order);
         tcase_add_test(tc, test_sort_entries);
         tcase_add_test(tc, test_walk_in_order);
+        tcase_add_test(tc, test_may_leave);
         tcase_add_test(tc, test_plan);
         tcase_add_test(tc, test_budget_from_meminfo);
         tcase_add_test(tc, test_parse_size);
