@@ -175,7 +175,7 @@ def measure_fs(fs, layout, emulation, files, commands, racontrol, builddir):
         if emulation == "throttle":
             node = f"/dev/loop{LOOP_INDEX}"
             if not os.path.exists(node):
-                model._loop_control(model.LOOP_CTL_ADD, LOOP_INDEX)
+                model.loop_control(model.LOOP_CTL_ADD, LOOP_INDEX)
             run("losetup", "-r", node, path)
             dev = f"loop{LOOP_INDEX}"
             with open(f"/sys/block/{dev}/queue/rotational", "w") as f:
@@ -222,7 +222,7 @@ def measure_fs(fs, layout, emulation, files, commands, racontrol, builddir):
             subprocess.run(["losetup", "-d", node], stderr=subprocess.DEVNULL)
             for _ in range(50):  # the detach completes at the last close
                 try:
-                    model._loop_control(model.LOOP_CTL_REMOVE, LOOP_INDEX)
+                    model.loop_control(model.LOOP_CTL_REMOVE, LOOP_INDEX)
                     break
                 except OSError:
                     time.sleep(0.1)
