@@ -24,6 +24,12 @@
 #define RA_SWAP_PAGE_CLUSTER_MAX 10
 /* The range learning moves within, and the bench measures. */
 #define RA_SWAP_LEARN_MAX 6
+/*
+ * At 0 the kernel reads nothing ahead, so swap-in could never show again
+ * that more pays: learning stops at 1, which reads ahead only while the
+ * kernel's own window sees its pages used.
+ */
+#define RA_SWAP_LEARN_MIN 1
 
 typedef enum RaSwapClass {
         RA_SWAP_CLASS_UNKNOWN, /* could not map it to a block device */
@@ -89,10 +95,16 @@ typedef struct RaSwapObservation {
 
 /* Swap-in below this is not heavy enough to learn from (pages a second: 1 MiB/s). */
 #define RA_SWAP_HEAVY_PAGES_PER_SEC 256
-/* Pages swapped in per judgement: enough faults that the hit ratio means something. */
-#define RA_SWAP_WINDOW_PAGES 4096
+/*
+ * Pages swapped in per judgement: enough faults that the hit ratio means
+ * something (hundreds of pages read ahead), few enough that a workload of a
+ * few seconds is judged more than once.
+ */
+#define RA_SWAP_WINDOW_PAGES 1024
 /* Windows in a row that must agree before a step (one heavy interval may hold them all). */
 #define RA_SWAP_AGREE 2
+/* Windows in a row that agree and make the step two values: strong evidence, not a fluke. */
+#define RA_SWAP_AGREE_STRONG (2 * RA_SWAP_AGREE)
 
 typedef struct RaSwapModel {
         RaSwapClass class; /* learned for this class; another one starts over */
@@ -103,6 +115,7 @@ typedef struct RaSwapModel {
         RaSwapObservation window;   /* accumulated heavy intervals */
         char judged[RA_REASON_MAX]; /* what the last full window said */
         unsigned judgements;        /* how many there were */
+        int at;                     /* the value the last interval was seen at; -1: none yet */
         /* Pages swapped in and used per second of device busy time, at each value (0: unknown). */
         double score[RA_SWAP_LEARN_MAX + 1];
 } RaSwapModel;
@@ -111,7 +124,9 @@ void ra_swap_model_reset(RaSwapModel *m, RaSwapClass c, int learned);
 
 /*
  * Feeds one interval at page-cluster current. Returns 1 when m->learned
- * changed (m->reason says why in one sentence), 0 otherwise.
+ * changed (m->reason says why in one sentence), 0 otherwise. The first
+ * interval at a new value is not evidence: its faults still find pages read
+ * ahead at the old one.
  */
 int ra_swap_learn(RaSwapModel *m, int current, const RaSwapObservation *o);
 

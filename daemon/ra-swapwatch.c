@@ -480,6 +480,11 @@ static void observe(Manager *m, uint64_t now) {
 
         if (baseline || o.seconds <= 0)
                 return;
+        if (o.pswpin > 0)
+                log_debug("Swap: %.2f s: %" PRIu64 " pages swapped in, %" PRIu64 " read ahead, %" PRIu64
+                          " of them used; %" PRIu64 " reads of %" PRIu64 " sectors, %" PRIu64 " ms busy.",
+                          o.seconds, o.pswpin, o.swap_ra, o.swap_ra_hit, o.read_ios, o.read_sectors,
+                          o.io_ticks_ms);
 
         w->swapin_pages_per_sec = (uint64_t) ((double) o.pswpin / o.seconds + 0.5);
         if (o.swap_ra > 0)
@@ -549,6 +554,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
 static int on_swaps(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
         Published before;
+        uint64_t now;
         int r;
 
         snapshot(m->swap, &before);
@@ -557,6 +563,10 @@ static int on_swaps(sd_event_source *s, int fd, uint32_t revents, void *userdata
                 log_warning_errno(r, "Swap: cannot read %s, keeping what was known: %m", SWAPS_PATH);
         else if (r > 0)
                 decide(m, "swap change");
+        /* The first swap area: the counters from now on, not from the next tick on. */
+        if (r > 0 && m->swap->n_areas > 0 && m->swap->vm_usec == 0 && m->swap->current >= 0 &&
+            sd_event_now(m->event, CLOCK_MONOTONIC, &now) >= 0)
+                observe(m, now);
         emit_changes(m, &before);
         return 0;
 }
@@ -607,6 +617,9 @@ int ra_swapwatch_start(Manager *m) {
                 decide(m, "start");
 
         r = sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+        /* The counters as they are now: swap-in before the first tick is evidence, not a baseline. */
+        if (r >= 0 && w->current >= 0 && w->n_areas > 0)
+                observe(m, now);
         if (r >= 0 && w->current >= 0)
                 r = sd_event_add_time(m->event, &w->timer, CLOCK_MONOTONIC,
                                       now + (uint64_t) m->config->interval_ms * 1000,
