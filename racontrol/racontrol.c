@@ -38,7 +38,7 @@ static void help(void) {
                "  --runtime    with set: do not keep the pin across restarts\n"
                "  --data       with prefetch: read file contents ahead too, up to a budget\n"
                "  --always     with prefetch: warm also where a later walk would read as fast\n"
-               "               by itself (btrfs on a rotational disk, a tree in disk order)\n"
+               "               by itself (a tree in disk order on a rotational disk)\n"
                "  --threads N  with prefetch: walk with N threads (default 1 on a rotational\n"
                "               disk, one per CPU where ext4 is read ahead from it, else 16)\n"
                "  --budget SIZE  with prefetch --data: read ahead at most SIZE bytes (K, M, G;\n"
