@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <libmount.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <pthread.h>
@@ -872,13 +873,16 @@ static int open_device(unsigned major, unsigned minor, char **ret_path) {
 }
 
 /* The block device beneath a mount: the file system's own device number,
- * or, where that is an anonymous one (btrfs), the mount's source. */
+ * or, where that is an anonymous one (btrfs), the mount's source, found in
+ * mountinfo by the mount's ID (libmount undoes mountinfo's escapes). */
 static int mount_device(const struct statx *stx, const RcWalkRoot *root, dev_t *ret) {
-        _cleanup_fclose_ FILE *f = NULL;
-        _cleanup_free_ char *line = NULL;
-        size_t size = 0;
+        struct libmnt_table *tb = NULL;
+        struct libmnt_iter *it = NULL;
+        struct libmnt_fs *fs;
+        const char *source = NULL;
         char path[64];
         struct stat st;
+        int r = -ENODEV;
 
         (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", stx->stx_dev_major, stx->stx_dev_minor);
         if (access(path, F_OK) == 0) {
@@ -888,24 +892,20 @@ static int mount_device(const struct statx *stx, const RcWalkRoot *root, dev_t *
         if (!root->has_mnt_id)
                 return -ENODEV;
 
-        f = fopen("/proc/self/mountinfo", "re");
-        if (!f)
-                return -errno;
-        while (getline(&line, &size, f) > 0) {
-                char *sep, source[4096];
-                uint64_t id;
-
-                if (sscanf(line, "%" SCNu64, &id) != 1 || id != root->mnt_id)
-                        continue;
-                sep = strstr(line, " - ");
-                if (!sep || sscanf(sep + 3, "%*s %4095s", source) != 1)
-                        return -ENODEV;
-                if (stat(source, &st) < 0 || !S_ISBLK(st.st_mode))
-                        return -ENODEV;
+        tb = mnt_new_table_from_file("/proc/self/mountinfo");
+        it = mnt_new_iter(MNT_ITER_FORWARD);
+        while (tb && it && mnt_table_next_fs(tb, it, &fs) == 0)
+                if (mnt_fs_get_id(fs) >= 0 && (uint64_t) mnt_fs_get_id(fs) == root->mnt_id) {
+                        source = mnt_fs_get_srcpath(fs);
+                        break;
+                }
+        if (source && stat(source, &st) == 0 && S_ISBLK(st.st_mode)) {
                 *ret = st.st_rdev;
-                return 0;
+                r = 0;
         }
-        return -ENODEV;
+        mnt_free_iter(it);
+        mnt_unref_table(tb);
+        return r;
 }
 
 /* 1 for a rotational disk, 0 for one that is not, -1 when it cannot be told. */
