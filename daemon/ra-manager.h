@@ -36,6 +36,11 @@ typedef struct Manager {
         sd_event_source *mountinfo_source; /* /proc/self/mountinfo changes: the map follows */
         struct RaBdiEarly *bdi_early;      /* btrfs bdis decided while their mount runs (ra-bdiwatch.c) */
 
+        /* Events the tracer lost, not yet said in the log, and what they are out of (ra-sampler.c). */
+        uint64_t trace_lost, trace_read;
+        uint64_t trace_since;     /* counted since (CLOCK_MONOTONIC, µs) */
+        uint64_t trace_lost_said; /* when losses were last said (0: never) */
+
         char *config_path;  /* --config FILE, or NULL for the installed files */
         bool force_observe; /* --observe */
         bool restored; /* Restore() put the originals back: observe until a reload (kept in the state) */

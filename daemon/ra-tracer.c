@@ -50,6 +50,8 @@ typedef struct RaTracerCpu {
         int fd;                /* per_cpu/cpuN/trace_pipe_raw */
         unsigned n;            /* N */
         sd_event_source *wake; /* the kernel's poll says the buffer is WAKE_PERCENT full */
+        uint64_t overrun;      /* per_cpu/cpuN/stats when last read: events overwritten unread */
+        bool missed;           /* a page read since says the kernel overwrote events */
 } RaTracerCpu;
 
 struct RaTracer {
@@ -63,6 +65,7 @@ struct RaTracer {
         bool can_wake; /* the kernel took WAKE_PERCENT */
         RaTracerWake wake;
         void *wake_userdata;
+        uint64_t read;        /* events handed over since ra_tracer_take_counts() */
         RaTraceEvent *events; /* one drain's, to be put in time order */
         size_t n_events, max_events;
 
@@ -488,6 +491,9 @@ static int by_time(const void *a, const void *b) {
 
 /* Every page one CPU's buffer holds, up to DRAIN_MAX_BYTES. */
 static int drain_cpu(RaTracer *t, RaTracerCpu *c, uint8_t *page) {
+        RaTracePage layout = { .commit_size = t->formats[0].commit_size,
+                               .data_offset = t->formats[0].data_offset };
+
         for (size_t total = 0; total < DRAIN_MAX_BYTES; total += t->page_size) {
                 ssize_t n = read(c->fd, page, t->page_size);
 
@@ -495,6 +501,7 @@ static int drain_cpu(RaTracer *t, RaTracerCpu *c, uint8_t *page) {
                         return errno == EAGAIN ? 0 : negative_errno();
                 if (n == 0)
                         return 0;
+                c->missed = c->missed || ra_trace_page_missed(&layout, page, (size_t) n);
                 /* A page cut short or not understood is skipped: the next one starts afresh. */
                 (void) ra_trace_page_parse(t->formats, t->bio_on ? 2 : 1, page, (size_t) n, collect, t);
                 if (t->evidence >= RA_EVIDENCE_FILEMAP)
@@ -514,6 +521,7 @@ int ra_tracer_drain(RaTracer *t, RaTraceHandler fn, RaPcacheHandler pfn, void *u
         t->n_events = t->n_pevents = 0;
         for (size_t i = 0; i < t->n_cpus && r >= 0; i++)
                 r = drain_cpu(t, &t->cpus[i], page);
+        t->read += t->n_events + t->n_pevents;
         if (t->n_events > 1)
                 qsort(t->events, t->n_events, sizeof(*t->events), by_time);
         for (size_t i = 0; i < t->n_events; i++)
@@ -572,4 +580,44 @@ void ra_tracer_set_watching(RaTracer *t, bool on) {
         for (size_t i = 0; i < t->n_cpus; i++)
                 if (t->cpus[i].wake)
                         (void) sd_event_source_set_enabled(t->cpus[i].wake, on ? SD_EVENT_ON : SD_EVENT_OFF);
+}
+
+/* The kernel's count of one CPU's events overwritten unread: the line "overrun: N" of its stats. */
+static int read_overrun(const RaTracer *t, unsigned cpu, uint64_t *ret) {
+        char path[64], buf[1024], *p;
+        int r;
+
+        (void) snprintf(path, sizeof(path), "per_cpu/cpu%u/stats", cpu);
+        r = read_attr(t, path, buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        /* At the start of a line: "commit overrun:" counts something else. */
+        p = strncmp(buf, "overrun:", strlen("overrun:")) == 0 ? buf : strstr(buf, "\noverrun:");
+        if (!p)
+                return -EINVAL;
+        p = strchr(p, ':') + 1;
+        p += strspn(p, " ");
+        p[strcspn(p, "\n")] = '\0';
+        return ra_parse_u64(p, ret);
+}
+
+void ra_tracer_take_counts(RaTracer *t, uint64_t *ret_read, uint64_t *ret_lost) {
+        uint64_t lost = 0;
+
+        /* Only a CPU whose pages said so is asked: the count costs a file read a CPU. */
+        for (size_t i = 0; i < t->n_cpus; i++) {
+                RaTracerCpu *c = &t->cpus[i];
+                uint64_t v;
+
+                if (!c->missed)
+                        continue;
+                c->missed = false;
+                if (read_overrun(t, c->n, &v) < 0 || v < c->overrun)
+                        continue;
+                lost += v - c->overrun;
+                c->overrun = v;
+        }
+        *ret_read = t->read;
+        *ret_lost = lost;
+        t->read = 0;
 }

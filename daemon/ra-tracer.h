@@ -20,7 +20,7 @@
  * our events apart from anybody else's tracing; waking only at a fill level
  * costs no wake-ups while reads are slow; binary records cost the kernel no
  * printing (trace_pipe's text cost some 2 µs a request); events the kernel
- * overwrites before they are read are lost, which statistics can afford.
+ * overwrites before they are read are counted (ra_tracer_take_counts).
  * Each CPU's buffer is in time order, and a drain merges them.
  */
 typedef struct RaTracer RaTracer;
@@ -70,6 +70,12 @@ int ra_tracer_watch(RaTracer *t, sd_event *event, RaTracerWake wake, void *userd
 
 /* Stops and resumes those calls (a storm's budget spent, a new interval). */
 void ra_tracer_set_watching(RaTracer *t, bool on);
+
+/*
+ * The events handed over, and those the kernel overwrote before they could
+ * be read, since the last call.
+ */
+void ra_tracer_take_counts(RaTracer *t, uint64_t *ret_read, uint64_t *ret_lost);
 
 /* RA_EVIDENCE_READAHEAD, _FILEMAP or _BLOCK: what the instance sees. */
 RaEvidence ra_tracer_evidence(const RaTracer *t);

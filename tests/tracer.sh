@@ -1,7 +1,9 @@
 #!/bin/bash
 # The tracer reads a CPU's trace buffer when the kernel says it is half
 # full, not only once an interval: with an interval of an hour, the events of
-# a burst of reads larger than a CPU's buffer are read while it runs.
+# a burst of reads larger than a CPU's buffer are read while it runs. Events
+# the kernel overwrites before they can be read (here: while the daemon is
+# stopped) are counted and said in the log.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 ra_setup
@@ -32,13 +34,18 @@ start_daemon() {
 	ra_wait_for "small_reads; grep -qE '^$dev: .* traced [1-9][0-9]* requests' '$T/daemon.log'" ||
 		ra_fail "$dev: no traced reads with an interval of 300 ms"
 }
-# read_events: what the instance's buffers handed to the daemon so far.
+# read_events, lost_events: what the instance's buffers handed to the daemon
+# so far, and what the kernel overwrote unread.
 read_events() { cat "$instance"/per_cpu/cpu*/stats | awk -F: '$1 == "read events" { n += $2 } END { print n + 0 }'; }
+lost_events() { cat "$instance"/per_cpu/cpu*/stats | awk -F: '$1 == "overrun" { n += $2 } END { print n + 0 }'; }
 # small_reads: a few direct 4 KiB reads.
 small_reads() { dd if="/dev/$dev" of=/dev/null bs=4k count=16 iflag=direct status=none; }
 # burst N: N direct 4 KiB reads from CPU 0, so that they fill its buffer (a
 # record is under 100 bytes: 20,000 of them are more than 512 KiB).
 burst() { taskset -c 0 dd if="/dev/$dev" of=/dev/null bs=4k count="$1" iflag=direct status=none; }
+# A stopped daemon would not see the TERM of the cleanup.
+cont_daemon() { [[ -z $DAEMON_PID ]] || kill -CONT "$DAEMON_PID" 2>/dev/null || true; }
+RA_HOOKS+=(cont_daemon)
 
 start_daemon 300
 # The next sample an hour away: reads go on until a sample after the reload
@@ -61,4 +68,19 @@ burst 20000
 ra_wait_for "((\$(read_events) > before))" ||
 	ra_fail "none of the events of 20000 reads was read while the next sample was an hour away"
 ra_ok "$(($(read_events) - before)) events of 20000 reads were read while the next sample was an hour away"
+ra_stop_daemon
+
+# Losses: stopped, the daemon cannot read, and the kernel overwrites. Said at
+# the next sample, with what they were out of.
+start_daemon 300
+kill -STOP "$DAEMON_PID"
+burst 40000
+kill -CONT "$DAEMON_PID"
+lost=$(lost_events)
+((lost > 0)) || ra_fail "the kernel overwrote nothing while the daemon was stopped"
+ra_wait_log "^Tracing lost [1-9][0-9]* of [1-9][0-9]* events in the last [0-9]+ s: the kernel overwrote them"
+said=$(sed -nE 's/^Tracing lost ([0-9]+) of.*/\1/p' "$T/daemon.log" | head -n 1)
+((said <= $(lost_events))) || ra_fail "said $said lost, the kernel counts $(lost_events)"
+ra_ok "the kernel counted $lost lost while the daemon was stopped; said: $(grep -m1 '^Tracing lost' "$T/daemon.log")"
+
 ra_stop_daemon
