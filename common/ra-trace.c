@@ -16,6 +16,8 @@
 #define TIME_DELTA_BITS 27
 /* The low bits of a page's commit field are its length; the high ones flag lost events. */
 #define COMMIT_LENGTH_MASK ((UINT64_C(1) << 27) - 1)
+/* The kernel's RB_MISSED_EVENTS: events were overwritten before this page was read. */
+#define COMMIT_MISSED_EVENTS (UINT64_C(1) << 31)
 
 /*
  * One "\tfield:<declaration>;\toffset:N;\tsize:N;..." line: the name is the
@@ -281,6 +283,15 @@ int ra_trace_page_walk(const RaTracePage *f, const void *page, size_t size, RaTr
                 p += record;
         }
         return n;
+}
+
+bool ra_trace_page_missed(const RaTracePage *f, const void *page, size_t size) {
+        const uint8_t *p = page;
+
+        if (size < f->data_offset)
+                return false;
+        /* A 4-byte commit has the flag as its top bit; an 8-byte one has it sign-extended above. */
+        return ((f->commit_size == 8 ? read_u64(p + 8) : read_u32(p + 8)) & COMMIT_MISSED_EVENTS) != 0;
 }
 
 /* Hands the records of a page of the events asked for to the caller's function. */

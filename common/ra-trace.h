@@ -86,6 +86,14 @@ int ra_trace_page_walk(const RaTracePage *f, const void *page, size_t size, RaTr
                        void *userdata);
 
 /*
+ * Whether the kernel overwrote events of this page's CPU before the page was
+ * read: it flags the first page read after a loss. How many were lost is in
+ * the CPU's per_cpu/cpuN/stats ("overrun"); the page has room for the count
+ * only when it is not full, which a busy CPU's pages mostly are.
+ */
+bool ra_trace_page_missed(const RaTracePage *f, const void *page, size_t size);
+
+/*
  * Parses events/header_page and events/block/block_rq_issue/format, or
  * block_bio_queue's (the format's name line says which: bio is set for it).
  * -EINVAL when a field is missing or has a size this cannot read.

@@ -30,10 +30,16 @@ typedef struct Manager {
         sd_event_source *sampler;
         struct RaTracer *tracer; /* NULL without tracefs */
         bool tracer_dirty;       /* the set of disks or mounts changed since its filters were set */
+        unsigned tracer_wakes;   /* drains this interval because a trace buffer was half full */
         char *learning_off;      /* why nothing can be learned (no tracefs); NULL when learning works */
         RaSbMap sbmap;           /* superblock -> managed disk, for the page-cache events */
         sd_event_source *mountinfo_source; /* /proc/self/mountinfo changes: the map follows */
         struct RaBdiEarly *bdi_early;      /* btrfs bdis decided while their mount runs (ra-bdiwatch.c) */
+
+        /* Events the tracer lost, not yet said in the log, and what they are out of (ra-sampler.c). */
+        uint64_t trace_lost, trace_read;
+        uint64_t trace_since;     /* counted since (CLOCK_MONOTONIC, µs) */
+        uint64_t trace_lost_said; /* when losses were last said (0: never) */
 
         char *config_path;  /* --config FILE, or NULL for the installed files */
         bool force_observe; /* --observe */

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <systemd/sd-event.h>
 
 #include "ra-macro.h"
 #include "ra-pcache.h"
@@ -14,12 +15,13 @@
  * The optional request tracer: a tracefs instance of our own with the
  * block:block_rq_issue event (and block:block_bio_queue while a bio-based
  * device is managed, see ra-trace.h), filtered to the managed disks'
- * reads, read once per sampling interval from each CPU's trace_pipe_raw.
- * An instance keeps our events apart from anybody else's tracing; reading
- * once per interval costs no wake-ups; binary records cost the kernel no
- * printing (trace_pipe's text cost some 2 µs a request); events beyond the
- * buffer are simply lost, which statistics can afford. Each CPU's buffer is
- * in time order, and a drain merges them.
+ * reads, read from each CPU's trace_pipe_raw once per sampling interval and
+ * whenever a CPU's buffer is half full (ra_tracer_watch). An instance keeps
+ * our events apart from anybody else's tracing; waking only at a fill level
+ * costs no wake-ups while reads are slow; binary records cost the kernel no
+ * printing (trace_pipe's text cost some 2 µs a request); events the kernel
+ * overwrites before they are read are counted (ra_tracer_take_counts).
+ * Each CPU's buffer is in time order, and a drain merges them.
  */
 typedef struct RaTracer RaTracer;
 
@@ -56,6 +58,24 @@ int ra_tracer_set_superblocks(RaTracer *t, const RaSbMap *map);
 typedef void (*RaTraceHandler)(void *userdata, const RaTraceEvent *e);
 typedef void (*RaPcacheHandler)(void *userdata, const RaPcacheEvent *e);
 int ra_tracer_drain(RaTracer *t, RaTraceHandler fn, RaPcacheHandler pfn, void *userdata);
+
+/*
+ * Calls wake from the event loop when a CPU's buffer is half full, for a
+ * drain before the kernel overwrites what it holds. Nothing is watched (0)
+ * on a kernel that cannot wake a reader at a fill level: its buffers are
+ * read once an interval only.
+ */
+typedef void (*RaTracerWake)(void *userdata);
+int ra_tracer_watch(RaTracer *t, sd_event *event, RaTracerWake wake, void *userdata);
+
+/* Stops and resumes those calls (a storm's budget spent, a new interval). */
+void ra_tracer_set_watching(RaTracer *t, bool on);
+
+/*
+ * The events handed over, and those the kernel overwrote before they could
+ * be read, since the last call.
+ */
+void ra_tracer_take_counts(RaTracer *t, uint64_t *ret_read, uint64_t *ret_lost);
 
 /* RA_EVIDENCE_READAHEAD, _FILEMAP or _BLOCK: what the instance sees. */
 RaEvidence ra_tracer_evidence(const RaTracer *t);

@@ -44,6 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             ra_trace_format_parse(header_page, bio_event_format, &f[1]) < 0)
                 abort();
         (void) ra_trace_page_parse(f, 2, data + 1, size - 1, account, &a);
+        (void) ra_trace_page_missed(&(RaTracePage){ f[0].commit_size, f[0].data_offset }, data + 1,
+                                    size - 1);
         ra_trace_account_take(&a, &s);
         return 0;
 }

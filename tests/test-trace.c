@@ -238,6 +238,40 @@ START_TEST(test_page_bios) {
 }
 END_TEST
 
+/*
+ * The kernel flags the first page read after it overwrote events. Its commit
+ * is a long: Linux 6.18 adds the flag (an int, 1 << 31) sign-extended, as
+ * read from a page on this kernel (0xffffffff80000ff0 for a full page).
+ */
+START_TEST(test_page_missed) {
+        RaTracePage layout;
+        Page p = {};
+
+        ck_assert_int_eq(ra_trace_header_parse(header_page, &layout), 0);
+        put_record(&p, 1, 2104, 7u << 20, 0, 8, "R", false);
+        finish(&p, 0, 0);
+        ck_assert(!ra_trace_page_missed(&layout, p.bytes, sizeof(p.bytes)));
+
+        finish(&p, 0, UINT64_C(0xffffffff80000000));
+        ck_assert(ra_trace_page_missed(&layout, p.bytes, sizeof(p.bytes)));
+        ck_assert_int_eq(parse(&p, sizeof(p.bytes)), 1);
+
+        /* The count stored after the data (RB_MISSED_STORED, 1 << 30) is not needed for the flag. */
+        finish(&p, 0, UINT64_C(1) << 31 | UINT64_C(1) << 30);
+        ck_assert(ra_trace_page_missed(&layout, p.bytes, sizeof(p.bytes)));
+
+        /* A kernel with a 4-byte commit has the flag in its top bit. */
+        layout.commit_size = 4;
+        memcpy(p.bytes + 8, &(uint32_t){ 72u | UINT32_C(1) << 31 }, 4);
+        ck_assert(ra_trace_page_missed(&layout, p.bytes, sizeof(p.bytes)));
+        memcpy(p.bytes + 8, &(uint32_t){ 72u }, 4);
+        ck_assert(!ra_trace_page_missed(&layout, p.bytes, sizeof(p.bytes)));
+
+        /* Too short for a header: nothing to say. */
+        ck_assert(!ra_trace_page_missed(&layout, p.bytes, 10));
+}
+END_TEST
+
 /* A bio-based device's bios make streams and jumps as requests do. */
 START_TEST(test_bio_streams) {
         RaTraceAccount a = {};
@@ -413,6 +447,7 @@ int main(void) {
         tcase_add_test(tc, test_page_bios);
         tcase_add_test(tc, test_bio_streams);
         tcase_add_test(tc, test_page_bad);
+        tcase_add_test(tc, test_page_missed);
         tcase_add_test(tc, test_streams);
         tcase_add_test(tc, test_interleaved);
         tcase_add_test(tc, test_reordered);
