@@ -45,6 +45,7 @@ CGROUP = "/sys/fs/cgroup/blkio/radaemon-bench-prefetch"
 LOCK = "/run/radaemon-bench.lock"
 MOUNT = "/run/radaemon-prefetch-bench"
 # Away from run.py (the bottom of 5000-5999) and scale.py (the top); devmodel: 4000-4999.
+# LOOP_INDEX: the throttled device; + 1: the model's; + 2: building an image.
 LOOP_INDEX = 5450
 
 COMMANDS = {
@@ -108,8 +109,12 @@ def image(fs, files, layout):
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
         f.truncate(IMAGE_SIZE)
-    node = subprocess.run(["losetup", "-f", "--show", tmp], check=True, capture_output=True,
-                          text=True).stdout.strip()
+    # A loop device of its own, never one of the machine's free ones.
+    index = LOOP_INDEX + 2
+    node = f"/dev/loop{index}"
+    if not os.path.exists(f"/sys/block/loop{index}"):
+        model.loop_control(model.LOOP_CTL_ADD, index)
+    run("losetup", node, tmp)
     try:
         mkfs = {"ext4": ["mkfs.ext4", "-q", "-F", "-N", str(files * 2 + 65536)],
                 "xfs": ["mkfs.xfs", "-q", "-f"],
@@ -126,6 +131,12 @@ def image(fs, files, layout):
             os.rmdir(mnt)
     finally:
         run("losetup", "-d", node)
+        for _ in range(50):  # the detach completes at the last close
+            try:
+                model.loop_control(model.LOOP_CTL_REMOVE, index)
+                break
+            except OSError:
+                time.sleep(0.1)
     os.rename(tmp, path)
     return path
 
