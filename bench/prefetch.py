@@ -37,6 +37,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import machine  # noqa: E402
 import model  # noqa: E402
 
 IMAGE_DIR = "/var/tmp/radaemon-prefetch-bench"
@@ -130,13 +131,7 @@ def image(fs, files, layout):
             run("umount", mnt)
             os.rmdir(mnt)
     finally:
-        run("losetup", "-d", node)
-        for _ in range(50):  # the detach completes at the last close
-            try:
-                model.loop_control(model.LOOP_CTL_REMOVE, index)
-                break
-            except OSError:
-                time.sleep(0.1)
+        machine.remove_loop(index)
     os.rename(tmp, path)
     return path
 
@@ -230,13 +225,7 @@ def measure_fs(fs, layout, emulation, files, commands, racontrol, builddir):
         if record:
             model.detach(record["device"])
         elif node:
-            subprocess.run(["losetup", "-d", node], stderr=subprocess.DEVNULL)
-            for _ in range(50):  # the detach completes at the last close
-                try:
-                    model.loop_control(model.LOOP_CTL_REMOVE, LOOP_INDEX)
-                    break
-                except OSError:
-                    time.sleep(0.1)
+            machine.remove_loop(LOOP_INDEX)
         if cgroup:
             os.rmdir(cgroup)
     return results
