@@ -169,18 +169,14 @@ static void note_error(RcWalk *w, const char *path, const char *name, int r) {
 }
 
 /* Queues a task at the tail, so the walk goes in the order things were found. */
-static void push_locked(RcWalk *w, Task *t) {
+static void push(RcWalk *w, Task *t) {
+        pthread_mutex_lock(&w->lock);
         if (w->tail)
                 w->tail->next = t;
         else
                 w->head = t;
         w->tail = t;
         pthread_cond_signal(&w->cond);
-}
-
-static void push(RcWalk *w, Task *t) {
-        pthread_mutex_lock(&w->lock);
-        push_locked(w, t);
         pthread_mutex_unlock(&w->lock);
 }
 
@@ -595,11 +591,9 @@ static void walk_dir(RcWalk *w, Task *t, char *buf) {
         atomic_fetch_add(&w->counters.directories, 1);
         atomic_fetch_add(&w->counters.found, d->n);
 
-        if (root->fs->order == RA_PREFETCH_ORDER_INODE) {
-                if (defer_lookups(w, d)) {
-                        (void) dir_unref(d);
-                        return;
-                }
+        if (root->fs->order == RA_PREFETCH_ORDER_INODE && defer_lookups(w, d)) {
+                (void) dir_unref(d);
+                return;
         }
 
         if (d->root->device_fd >= 0)
