@@ -194,6 +194,12 @@ class FsDevice:
         except (FileNotFoundError, TypeError):
             return None
 
+    def knob_path(self):
+        """The knob's sysfs file, for a shell line that writes it between phases."""
+        if not self.on_bdi:
+            return f"/sys/block/{self.name}/queue/read_ahead_kb"
+        return f"/sys/class/bdi/{self.bdi}/read_ahead_kb"
+
     def set_knob(self, kb):
         if not self.on_bdi:
             set_kb(self.name, kb)
@@ -350,6 +356,7 @@ class FuseFs:
     kernel_kb = FUSE_KERNEL_KB
     read_knob = FsDevice.read_knob
     set_knob = FsDevice.set_knob
+    knob_path = FsDevice.knob_path
     timeline_read = FsDevice.timeline_read
 
     def path(self, name):
@@ -424,7 +431,7 @@ def wait_for_daemon(fs, daemon, since, timeout=5):
     return None
 
 
-def measure(machine, fs, workload, runtime, daemon=None):
+def measure(machine, fs, workload, runtime, daemon=None, phase_kb=None):
     since = len(daemon.output()) if daemon else 0
     fs.cold()
     waited = wait_for_daemon(fs, daemon, since) if fs.on_bdi and daemon else None
@@ -457,9 +464,12 @@ def measure(machine, fs, workload, runtime, daemon=None):
         out, _, s = timed(machine, group, f"python3 {reader} {fs.path('mmap')} {runtime} 0", runtime + 30)
         score = int(out.split()[0]) / min(s, runtime)
     elif workload == "phase":
-        line = (f"dd if={fs.path('big1')} of=/dev/null bs=4k status=none && "
-                f"python3 {reader} {fs.path('mmap')} 1000 400 >/dev/null && "
-                f"dd if={fs.path('big2')} of=/dev/null bs=4k status=none")
+        # phase_kb (scan, lookups): the window written just before each
+        # phase opens its file, as only a tuner that knew the phases ahead could.
+        knob = [f"echo {kb} >{fs.knob_path()} && " for kb in phase_kb] if phase_kb else ["", ""]
+        line = (f"{knob[0]}dd if={fs.path('big1')} of=/dev/null bs=4k status=none && "
+                f"{knob[1]}python3 {reader} {fs.path('mmap')} 1000 400 >/dev/null && "
+                f"{knob[0]}dd if={fs.path('big2')} of=/dev/null bs=4k status=none")
         _, _, s = timed(machine, group, line, 10 * runtime)
         score = 100 / s
     elif workload in ("cat1", "cat4"):
@@ -506,6 +516,26 @@ def run_fixed(machine, fs, workload, kb, runtime):
     return r
 
 
+def run_phase_follow(machine, fs, scans, lookups, runtime, repeat):
+    """The phase workload with a window per phase, set as each phase opens
+    its file: {"scan,lookups": [runs]}. Its best against the best fixed value
+    bounds what any tuner of this knob could gain by following the phases."""
+    out = {}
+    for scan in scans:
+        for lookup in lookups:
+            fs.fixed_kb = scan if fs.on_bdi else None
+            if not fs.on_bdi:
+                set_kb(fs.name, scan)
+            runs = [measure(machine, fs, "phase", runtime, phase_kb=(scan, lookup))
+                    for _ in range(repeat)]
+            if any(r["kb_after"] != scan for r in runs):
+                raise RuntimeError(f"{fs.knob}: read_ahead_kb not {scan} after the last scan")
+            out[f"{scan},{lookup}"] = runs
+            log(f"  phase windows {scan}/{lookup}/{scan} KiB: " + " ".join(f"{r['score']:.4g}" for r in runs))
+    fs.fixed_kb = None
+    return out
+
+
 def run_repeat(machine, fs, workload, runs, runtime, builddir, interval_ms, tag):
     """A fresh daemon with an empty state on a device as the kernel leaves it; runs scored."""
     fs.fixed_kb = None
@@ -550,6 +580,9 @@ def run_cell(machine, fs, workload, sweep, args):
             "unit": WORKLOADS[workload][0], "devices": fs.names,
             "knob": "bdi" if fs.on_bdi else "disk", "kernel_kb": fs.kernel_kb,
             "points": {str(k): v for k, v in points.items()}}
+    if workload == "phase" and args.phase_follow:
+        scans, lookups = ([int(x) for x in part.split(",")] for part in args.phase_follow.split("/"))
+        cell["phase_follow"] = run_phase_follow(machine, fs, scans, lookups, args.runtime, args.repeat)
     if fs.fstype == "fuse":
         cell["link"] = LINKS[fs.link]
     if fs.on_bdi:
@@ -587,7 +620,66 @@ def score_cell(cell):
     return out
 
 
-def markdown(data):
+def plot_script(title, cells, png):
+    """gnuplot: one panel per workload, the fixed values' median and min-max
+    against the window, radaemon's runs numbered at the window they opened
+    with, and the kernel's value."""
+    cols = 1 if len(cells) == 1 else 2 if len(cells) <= 4 else 3
+    rows = -(-len(cells) // cols)
+    s = [f"set terminal pngcairo noenhanced size {520 * cols},{400 * rows} font 'sans,9'",
+         f"set output '{png}'",
+         f"set multiplot layout {rows},{cols} title '{title}: score against read_ahead_kb "
+         "(fixed: median and min-max; radaemon: runs 1-5 at the window each opened with)'",
+         "set logscale x 2", "set xrange [2:16384]", "set grid", "set yrange [0:*]",
+         "set xtics ('4' 4, '16' 16, '64' 64, '256' 256, '1M' 1024, '4M' 4096)",
+         "set xlabel 'read_ahead_kb'", "set key below font ',8'"]
+    for i, cell in enumerate(cells):
+        points = sorted((int(k), [r["score"] for r in v]) for k, v in cell["points"].items())
+        s += [f"$f{i} << EOD"] + [f"{k} {statistics.median(v)} {min(v)} {max(v)}"
+                                  for k, v in points] + ["EOD"]
+        plot = [f"$f{i} using 1:2:3:4 with yerrorlines lw 2 pt 7 ps 0.6 lc rgb '#777777' "
+                "title 'fixed value'"]
+        kernel = [(k, v) for k, v in points if k == cell.get("kernel_kb")]
+        if kernel:
+            s += [f"$k{i} << EOD", f"{kernel[0][0]} {statistics.median(kernel[0][1])}", "EOD"]
+            plot.append(f"$k{i} using 1:2 with points pt 9 ps 2.2 lc rgb '#1f5fbf' "
+                        f"title 'kernel ({kernel[0][0]})'")
+        runs = [(n + 1, r) for n, r in enumerate(cell.get("radaemon", {}).get("runs", []))
+                if r.get("kb_at_open")]
+        if runs:
+            s += [f"$r{i} << EOD"] + [f"{r['kb_at_open']} {r['score']} {n}" for n, r in runs] + ["EOD"]
+            plot += [f"$r{i} using 1:2 with points pt 5 ps 1.1 lc rgb '#d02020' title 'radaemon run'",
+                     f"$r{i} using 1:2:3 with labels offset 0.9,0.6 font ',8' tc rgb '#d02020' notitle"]
+        s += [f"set title '{cell['workload']} ({cell['unit']}, higher is better)'",
+              f"set ylabel '{cell['unit']}'", "plot " + ", ".join(plot)]
+    s.append("unset multiplot")
+    return "\n".join(s) + "\n"
+
+
+def plots(data, directory, stem):
+    """One PNG per (class, fs) beside the report; {title: file name}, empty without gnuplot."""
+    out = {}
+    pairs = []
+    for c in data["cells"]:
+        if (c["class"], c["fs"]) not in pairs:
+            pairs.append((c["class"], c["fs"]))
+    for cls, fstype in pairs:
+        cells = [c for c in data["cells"] if (c["class"], c["fs"]) == (cls, fstype)]
+        png = f"{stem}-{cls}-{fstype}.png"
+        try:
+            p = subprocess.run(["gnuplot"], input=plot_script(f"{fstype} on {cls}", cells,
+                                                              os.path.join(directory, png)).encode(),
+                               stderr=subprocess.PIPE)
+        except FileNotFoundError:
+            log("fs.py: no gnuplot (Debian package gnuplot-nox): the report has no plots")
+            return {}
+        if p.returncode != 0:
+            raise RuntimeError(f"gnuplot failed on {png}: {p.stderr.decode(errors='replace')}")
+        out[f"{fstype} on {cls}"] = png
+    return out
+
+
+def markdown(data, pngs=None):
     lines = [f"# File-system suite, {data['date']}, Linux {data['kernel']}", "",
              f"Command: `{data['command']}`", "",
              "Each run starts with the file system mounted afresh (a cold page cache) and is "
@@ -610,14 +702,38 @@ def markdown(data):
                      f"{fixed} | {s['oracle']:.3g} @ {s['oracle_kb']} | {runs} | "
                      f"{fmt(s.get('last_ratio'))} | {fmt(s.get('together_ratio'))} | "
                      f"{fmt(s.get('worst_vs_default'))} |")
+    follow = [c for c in data["cells"] if "phase_follow" in c]
+    if follow:
+        lines += [""] + phase_follow_markdown(follow)
     btrfs = [c for c in data["cells"] if c["fs"].startswith("btrfs")]
     if btrfs:
         lines += [""] + btrfs_markdown(data, btrfs)
     fuse = [c for c in data["cells"] if c["fs"] == "fuse"]
     if fuse:
         lines += [""] + fuse_markdown(fuse)
+    for title, png in (pngs or {}).items():
+        lines += ["", f"![{title}]({png})"]
     lines += ["", "Workloads:", ""] + [f"- `{w}` ({u}): {d}" for w, (u, d) in WORKLOADS.items()]
     return "\n".join(lines) + "\n"
+
+
+def phase_follow_markdown(cells):
+    """What a window per phase gains over the best single fixed value."""
+    lines = ["## phase: a window per phase", "",
+             "The phase workload again, with the window written just before each phase opens its "
+             "file (scan, lookups, scan): what a tuner that knew each phase in advance could do, "
+             "since a file takes its window when it is opened. Its best against the best single "
+             "fixed value bounds what following the phases can gain on this device.", "",
+             "| class | fs | best fixed | best per phase (scan/lookups KiB) | gain | every pair (median) |",
+             "|---|---|---|---|---|---|"]
+    for c in cells:
+        s = score_cell(c)
+        med = {k: statistics.median(r["score"] for r in v) for k, v in c["phase_follow"].items()}
+        best = max(med, key=med.get)
+        lines.append(f"| {c['class']} | {c['fs']} | {s['oracle']:.3g} @ {s['oracle_kb']} | "
+                     f"{med[best]:.3g} @ {best.replace(',', '/')} | {med[best] / s['oracle']:.2f}x | "
+                     + " ".join(f"{k.replace(',', '/')}:{v:.3g}" for k, v in med.items()) + " |")
+    return lines
 
 
 def _spread(runs):
@@ -723,6 +839,9 @@ def main():
     p.add_argument("--repeat", type=int, default=1, help="runs of every fixed value")
     p.add_argument("--repeat-runs", type=int, default=5, help="radaemon's scored runs (0: none)")
     p.add_argument("--runtime", type=int, default=10, help="seconds a run may take at most")
+    p.add_argument("--phase-follow", metavar="SCANS/LOOKUPS",
+                   help="the phase workload also with a window per phase, every pair of "
+                        "SCANS and LOOKUPS (KiB, comma-separated), e.g. 128,2048,8192/4,16,128")
     p.add_argument("--interval-ms", type=int)
     p.add_argument("--builddir", default=os.path.join(HERE, "..", "build"))
     p.add_argument("--results", default=os.path.join(HERE, "results"))
@@ -731,9 +850,11 @@ def main():
     args.builddir = os.path.abspath(args.builddir)
 
     if args.report_only:
+        # The plots are made again beside the JSON.
         with open(args.report_only) as f:
             data = json.load(f)
-        print(markdown(data), end="")
+        directory, stem = os.path.split(args.report_only[:-len(".json")])
+        print(markdown(data, plots(data, directory or ".", stem)), end="")
         return
     if os.geteuid() != 0:
         sys.exit("fs.py: run as root")
@@ -783,9 +904,10 @@ def main():
                         json.dump(data, f, indent=1)
             finally:
                 fs.close()
+    report = markdown(data, plots(data, args.results, stem))
     with open(os.path.join(args.results, stem + ".md"), "w") as f:
-        f.write(markdown(data))
-    print(markdown(data), end="")
+        f.write(report)
+    print(report, end="")
     log(f"fs.py: wrote {json_path[:-5]}.md")
 
 
