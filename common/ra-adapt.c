@@ -175,24 +175,32 @@ static uint32_t clamp_to_limits(uint32_t kb, const RaAdaptLimits *l) {
         return kb < RA_KB_MIN ? RA_KB_MIN : kb;
 }
 
-/* Random access: shrink only where read-around wastes (requests as large as the window). */
+/*
+ * Random reads that waste the window: whole windows read around them that
+ * nobody asked for, by the page cache's account, or without it (with it
+ * on, but too few page-cache reads: metadata, direct I/O) requests as large
+ * as the window.
+ */
+static bool random_wastes(const RaObservation *o, const RaAdaptLimits *l) {
+        const RaPcacheSummary *p = &o->pcache;
+
+        if (o->evidence >= RA_EVIDENCE_FILEMAP)
+                return paged(o) && p->waste_bytes * 2 >= p->random_bytes &&
+                       p->waste_bytes >= (uint64_t) o->window_kb * 1024 &&
+                       p->seq_bytes * 4 <= p->seq_bytes + p->random_bytes;
+        return o->traced && o->trace.request_kb >= request_limit_kb(o->window_kb, l->max_sectors_kb) / 2;
+}
+
+/* Random access: shrink only where read-around wastes. */
 static uint32_t random_target(const RaObservation *o, const RaAdaptLimits *l,
                               char reason[static RA_REASON_MAX]) {
         const RaTraceSummary *t = &o->trace;
         const RaPcacheSummary *p = &o->pcache;
         uint32_t target = clamp_to_limits(RA_KB_MIN, l);
 
-        /*
-         * The page cache tells waste apart: reads that fetch whole windows
-         * nobody asked for. Without it (with it on, but too few page-cache
-         * reads: metadata, direct I/O), block requests alone are no evidence.
-         */
+        if (o->window_kb <= target || !random_wastes(o, l))
+                return 0;
         if (o->evidence >= RA_EVIDENCE_FILEMAP) {
-                uint64_t total = p->seq_bytes + p->random_bytes;
-
-                if (!paged(o) || o->window_kb <= target || p->waste_bytes * 2 < p->random_bytes ||
-                    p->waste_bytes < (uint64_t) o->window_kb * 1024 || p->seq_bytes * 4 > total)
-                        return 0;
                 ra_reason_format(reason,
                                  "Random reads dominate (%" PRIu64 " away from where their %" PRIu64
                                  " files were read, %" PRIu64 " of them mmap faults) and fetched %" PRIu64
@@ -202,11 +210,6 @@ static uint32_t random_target(const RaObservation *o, const RaAdaptLimits *l,
                                  o->window_kb, target);
                 return target;
         }
-
-        if (!o->traced || o->window_kb <= target ||
-            t->request_kb < request_limit_kb(o->window_kb, l->max_sectors_kb) / 2)
-                return 0;
-
         ra_reason_format(reason,
                          "Random reads dominate (a jump every %" PRIu64
                          " KiB) and each one reads a whole %" PRIu32 " KiB window around it, so %" PRIu32
@@ -256,6 +259,9 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
         if ((!best || best->kb == cur || here->bytes_per_sec >= GAIN_TIE * perf_fastest(m)) &&
             can_grow(m, o, l)) {
                 next = cur * STEP_UP < STEP_UP_FROM_KB ? STEP_UP_FROM_KB : cur * STEP_UP;
+                /* Random readers wasted windows a moment ago: they would open files under the trial. */
+                if (m->waste_at > 0 && m->busy - m->waste_at <= RA_ADAPT_RECENT && next > STEP_UP_FROM_KB)
+                        next = STEP_UP_FROM_KB;
                 next = clamp_to_limits(next, l);
                 if (next > cur && paged(o)) {
                         ra_reason_format(reason,
@@ -317,6 +323,9 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         }
         m->pending_count++;
         m->since_change++;
+        m->busy++;
+        if (c == RA_WORKLOAD_RANDOM && random_wastes(o, l))
+                m->waste_at = m->busy;
 
         credit_throughput(m, c, o);
 

@@ -47,6 +47,14 @@
  * only on more intervals of evidence than set it, so a workload repeated
  * settles instead of swinging.
  *
+ * A trial of a larger window is a bet made for the streams, and random
+ * readers that open files during it run under it: a random mmap reader
+ * opened under a scan's 2 MiB trial reads a few times slower. So while
+ * random reads have wasted windows on the device within the last
+ * RA_ADAPT_RECENT busy intervals (scans and lookups taking turns), no trial
+ * goes past the kernel's default; a larger window already measured faster
+ * is still taken.
+ *
  * Hysteresis: a workload class must hold for RA_ADAPT_CONFIRM busy intervals
  * and a change must be RA_ADAPT_DWELL intervals old before the next.
  */
@@ -57,6 +65,8 @@
 #define RA_ADAPT_PERF_SLOTS 16
 /* A reversal needs at most this many intervals more than RA_ADAPT_CONFIRM. */
 #define RA_ADAPT_STRENGTH_MAX 10
+/* Random waste this many busy intervals ago or less holds trials at the kernel's default. */
+#define RA_ADAPT_RECENT 30
 
 typedef enum RaWorkload {
         RA_WORKLOAD_IDLE,
@@ -110,6 +120,8 @@ typedef struct RaModel {
         RaWorkload set_by;     /* the class that set learned_kb... */
         unsigned set_strength; /* ...confirmed over this many intervals */
         RaEvidence evidence;   /* what the latest busy interval was judged from */
+        unsigned busy;         /* busy intervals seen */
+        unsigned waste_at;     /* busy when random reads last wasted windows; 0: never */
 
         RaPerf perf[RA_ADAPT_PERF_SLOTS];
         size_t n_perf;

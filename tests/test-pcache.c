@@ -548,6 +548,27 @@ START_TEST(test_policy_settles) {
 }
 END_TEST
 
+/*
+ * Scans and random lookups taking turns on one disk (the bench's phase
+ * workload): no trial of a larger window while the lookups waste windows,
+ * since they would open their files under it; once they stop, trials go on.
+ */
+START_TEST(test_policy_phases) {
+        RaModel m = {};
+        uint32_t kb = 512, highest = 512;
+
+        for (int round = 0; round < 10; round++) {
+                kb = run_policy("mmap-rand.raw", kb, 2, NULL, &m);
+                highest = kb > highest ? kb : highest;
+                kb = run_policy("dd.raw", kb, 4, NULL, &m);
+                highest = kb > highest ? kb : highest;
+        }
+        ck_assert_uint_eq(highest, 512);
+        ck_assert_uint_ne(m.waste_at, 0);
+        ck_assert_uint_ge(run_policy("dd.raw", kb, RA_ADAPT_RECENT + 20, NULL, &m), 2048);
+}
+END_TEST
+
 /* The rule itself: a reversal needs one interval more than the evidence that set the value. */
 START_TEST(test_policy_strength) {
         RaPcacheSummary waste = { .events = 400,
@@ -649,6 +670,7 @@ static Suite *pcache_suite(void) {
         tcase_add_test(tc, test_policy_mmap_rand);
         tcase_add_test(tc, test_policy_sqlite);
         tcase_add_test(tc, test_policy_settles);
+        tcase_add_test(tc, test_policy_phases);
         tcase_add_test(tc, test_policy_strength);
         tcase_add_test(tc, test_sbmap);
         suite_add_tcase(s, tc);
