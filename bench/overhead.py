@@ -428,7 +428,8 @@ def tracing_block(machine, paths, case, rate, passes, daemon=None):
     row = {k: sum(p[k] for p in out) for k in ("bytes", "seconds", "utime", "stime")}
     row["machine_busy_s"] = machine_busy_s() - before[0]
     if daemon:
-        # The daemon drains its buffers once an interval: what the block left is read in the next.
+        # The daemon drains a buffer when it is half full, and all of them every interval:
+        # what the block left below half is read at the next tick.
         time.sleep(1.5)
         if daemon.process.poll() is not None:
             raise RuntimeError("the daemon died during the tracing measurement")
