@@ -21,11 +21,12 @@ every run, which drops its page cache):
   pgbench     pgbench -S (select-only) on a scale-50 database (750 MB), 4 clients
   sqlite      random primary-key lookups in a 1 GB SQLite table (python3's sqlite3)
 
-The last six run in a 256 MiB memory cgroup: their data is larger than the
-page cache, as a database's is. pgbench's server is a PostgreSQL cluster of
-the bench's own on the file system under test (never the machine's), reached
-through a unix socket in the temporary directory; it is stopped before every
-fresh mount and started again after it, in the memory cgroup.
+mmap-rand, phase and the last four run in a 256 MiB memory cgroup: their
+data is larger than the page cache, as a database's is. pgbench's server is
+a PostgreSQL cluster of the bench's own on the file system under test (never
+the machine's), reached through a unix socket in the temporary directory; it
+is stopped before every fresh mount and started again after it, in the
+memory cgroup.
 
 File systems: ext4, xfs, btrfs (one device) and btrfs2 (two devices of the
 class, data raid0, metadata raid1). A btrfs file is read ahead with its
