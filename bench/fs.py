@@ -16,6 +16,17 @@ every run, which drops its page cache):
   cat1        cat of one big file
   cat4        cat of 4 different big files at once
   dd1         one dd bs=4k reader of one big file (the window is all it reads ahead)
+  sb-seqrd    sysbench fileio seqrd: 16 KiB reads, 1 thread, over 4 files of 256 MiB
+  sb-rndrd    sysbench fileio rndrd: random 16 KiB reads, 4 threads, the same files
+  pgbench     pgbench -S (select-only) on a scale-50 database (750 MB), 4 clients
+  sqlite      random primary-key lookups in a 1 GB SQLite table (python3's sqlite3)
+
+mmap-rand, phase and the last four run in a 256 MiB memory cgroup: their
+data is larger than the page cache, as a database's is. pgbench's server is
+a PostgreSQL cluster of the bench's own on the file system under test (never
+the machine's), reached through a unix socket in the temporary directory; it
+is stopped before every fresh mount and started again after it, in the
+memory cgroup.
 
 File systems: ext4, xfs, btrfs (one device) and btrfs2 (two devices of the
 class, data raid0, metadata raid1). A btrfs file is read ahead with its
@@ -46,9 +57,12 @@ radaemon-bench-* cgroups, mounts under its temporary directory, and removes
 all of it when it ends. Hold /run/radaemon-bench.lock while measuring.
 """
 import argparse
+import contextlib
 import json
 import os
+import pwd
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -69,6 +83,67 @@ BIG_FILES = 4           # of BIG_MIB each, for dd and the phase scans
 BIG_MIB = 256
 MMAP_MIB = 1024
 MEM_LIMIT = 256 * MiB
+# Their data is larger than MEM_LIMIT, as a database's is larger than the
+# memory it gets; a run that passes the end of the data (sb-seqrd on a fast
+# class) reads the disk again, not the page cache.
+MEM_LIMITED = {"mmap-rand", "phase", "sb-seqrd", "sb-rndrd", "pgbench", "sqlite"}
+
+# sysbench fileio: 4 files of 256 MiB (1 GiB, four times the memory cgroup),
+# buffered (sysbench's default: no O_DIRECT) reads of 16 KiB. seqrd with one
+# thread, the single stream the kernel's readahead follows; rndrd with 4,
+# a small database's worth of concurrent random reads. A fixed seed: every
+# rndrd run reads the same blocks.
+SB_OPTIONS = ["--file-num=4", "--file-total-size=1G", "--file-block-size=16384"]
+SB_THREADS = {"sb-seqrd": 1, "sb-rndrd": 4}
+
+# pgbench: PostgreSQL 15 (Debian 12's), a cluster of our own. Scale 50 is
+# 5 million accounts, 750 MB with the primary key: three times the memory
+# cgroup. shared_buffers is small, so the page cache does the caching.
+PG_BIN = "/usr/lib/postgresql/15/bin"
+PG_PORT = 54329  # names the socket in our own directory; no TCP
+PG_SCALE = 50
+PG_CLIENTS, PG_JOBS = 4, 2
+PG_CONF = """
+listen_addresses = ''
+port = {port}
+unix_socket_directories = '{sockdir}'
+max_connections = 20
+shared_buffers = 16MB
+autovacuum = off
+# A scratch cluster, loaded once: pgbench -i's COPY skips the WAL with
+# wal_level minimal, and nothing is worth an fsync.
+wal_level = minimal
+max_wal_senders = 0
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+"""
+
+# sqlite: one table, an INTEGER PRIMARY KEY (the rowid b-tree) and a
+# 1000-byte blob; four rows fill a 4 KiB page, so 1 million rows are 1.03 GB.
+SQLITE_ROWS = 1_000_000
+SQLITE_MAKE = f"""
+PRAGMA journal_mode = OFF;
+PRAGMA synchronous = OFF;
+CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {SQLITE_ROWS})
+INSERT INTO t SELECT i, randomblob(1000) FROM n;
+"""
+
+# Random primary-key lookups for a time; SQLite's defaults (no mmap, a 2 MB
+# cache of its own) read pages with pread.
+SQLITE_READER = r"""
+import random, sqlite3, sys, time
+path, seconds, rows = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+rnd = random.Random(7)
+end = time.monotonic() + seconds
+n = 0
+while time.monotonic() < end:
+    db.execute("SELECT v FROM t WHERE id = ?", (rnd.randint(1, rows),)).fetchone()
+    n += 1
+print(n)
+"""
 
 # A random mmap reader: accesses per second over a time, or a fixed count.
 MMAP_READER = r"""
@@ -97,7 +172,35 @@ WORKLOADS = {
     "cat1": ("MB/s", "cat of one big file (256 MiB; 1 GiB on fuse)"),
     "cat4": ("MB/s", "cat of 4 different big files at once"),
     "dd1": ("MB/s", "one dd bs=4k reader of one big file"),
+    "sb-seqrd": ("MB/s", "sysbench fileio seqrd, 16 KiB buffered reads, 1 thread, 4 files of "
+                         "256 MiB, 256 MiB page cache"),
+    "sb-rndrd": ("MB/s", "sysbench fileio rndrd, random 16 KiB buffered reads, 4 threads, "
+                         "the same files and page cache"),
+    "pgbench": ("tps", f"pgbench -S (select-only), scale {PG_SCALE} (750 MB), "
+                       f"{PG_CLIENTS} clients, shared_buffers 16MB, 256 MiB page cache; "
+                       "the server restarted cold before every run"),
+    "sqlite": ("1/s", "random primary-key lookups in a 1 GB SQLite table (1000-byte blobs), "
+                      "python3's sqlite3, 256 MiB page cache"),
 }
+
+# What each workload runs beyond coreutils, and the Debian package it is in.
+# install-deps installs all but postgresql-15: installing it creates the
+# machine's cluster 15/main and starts it, a server fs.py never uses.
+TOOLS = {"sb-seqrd": ("sysbench", "sysbench"), "sb-rndrd": ("sysbench", "sysbench"),
+         "pgbench": (os.path.join(PG_BIN, "postgres"), "postgresql-15"),
+         "sqlite": ("sqlite3", "sqlite3")}
+
+
+def missing_tool(workload):
+    """What to tell when the workload's tool is not installed, else None."""
+    tool, package = TOOLS.get(workload, (None, None))
+    if tool is None or shutil.which(tool):
+        return None
+    if package == "postgresql-15":
+        return (f"{workload} needs PostgreSQL 15's server ({PG_BIN}): apt-get install "
+                "postgresql-15 (it creates and starts a cluster 15/main; stop it with "
+                "pg_ctlcluster 15 main stop, fs.py runs a cluster of its own)")
+    return f"{workload} needs {tool}: apt-get install {package}, or ./install-deps"
 
 
 def sh(cmd):
@@ -114,11 +217,96 @@ BTRFS_KERNEL_KB = 4096  # what the kernel gives a btrfs bdi, whatever is beneath
 
 
 def needs(workloads):
-    """The parts of the data set the workloads read: tree, big files, mmap file."""
+    """The parts of the data set the workloads read: tree, big files, mmap
+    file, sysbench's files, the PostgreSQL cluster, the SQLite database."""
     w = set(workloads)
     return {"tree": bool(w & {"tar", "pcat"}),
             "big": bool(w & {"pdd-single", "pdd-multi", "phase", "cat1", "cat4", "dd1"}),
-            "mmap": bool(w & {"mmap-rand", "phase"})}
+            "mmap": bool(w & {"mmap-rand", "phase"}),
+            "sysbench": bool(w & {"sb-seqrd", "sb-rndrd"}),
+            "pgbench": "pgbench" in w,
+            "sqlite": "sqlite" in w}
+
+
+class Postgres:
+    """A PostgreSQL cluster of the bench's own, for pgbench.
+
+    Its data directory is on the file system under test; it listens on a
+    unix socket only, in a directory of the bench's temporary directory, so
+    it meets no other server (the machine's own cluster stays as it is).
+    The server runs as user postgres, which initdb and pg_ctl insist on.
+    """
+
+    def __init__(self, machine, data, sockdir):
+        self.machine = machine
+        self.data = data
+        self.sockdir = sockdir  # one per file system: --fs ext4,xfs makes two clusters
+        self.logfile = os.path.join(self.sockdir, "server.log")
+        self.user = pwd.getpwnam("postgres")
+        # Before FsDevice's unmount (cleanups run in reverse): a server left
+        # running by an error keeps the file system busy.
+        machine.on_exit(self.stop)
+
+    def _become(self, group):
+        """For preexec_fn: into group (as root, who may), then user postgres."""
+        def become():
+            if group:
+                group.join()
+            os.setgroups([])
+            os.setgid(self.user.pw_gid)
+            os.setuid(self.user.pw_uid)
+        return become
+
+    def run(self, argv, group=None):
+        env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "HOME": self.user.pw_dir}
+        p = subprocess.run(argv, preexec_fn=self._become(group), env=env, cwd="/",
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)} failed ({p.returncode}): "
+                               f"{(p.stderr or p.stdout).strip()}")
+
+    def create(self):
+        # The temporary directory is root's and 0700: the server must pass
+        # through it to its data directory and its socket (it lists nothing).
+        os.chmod(self.machine.tmp, 0o711)
+        for d in (self.sockdir, self.data):
+            os.makedirs(d, mode=0o700)
+            os.chown(d, self.user.pw_uid, self.user.pw_gid)
+        self.run([os.path.join(PG_BIN, "initdb"), "-D", self.data, "-U", "postgres",
+                   "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"])
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            f.write(PG_CONF.format(port=PG_PORT, sockdir=self.sockdir))
+
+    def start(self, group=None):
+        """Starts the server in group (its memory limit holds the server's
+        page cache and backends, not only pgbench's); returns when it accepts."""
+        self.run([os.path.join(PG_BIN, "pg_ctl"), "start", "-w", "-t", "300", "-s",
+                   "-D", self.data, "-l", self.logfile], group)
+
+    def stop(self):
+        """Stops the server if it runs (postmaster.pid is there); fast, or
+        else immediate (no shutdown checkpoint: nothing is worth keeping)."""
+        if not os.path.exists(os.path.join(self.data, "postmaster.pid")):
+            return
+        pg_ctl = [os.path.join(PG_BIN, "pg_ctl"), "stop", "-w", "-s", "-D", self.data]
+        try:
+            self.run(pg_ctl + ["-m", "fast", "-t", "120"])
+        except RuntimeError as e:
+            log(f"fs: {e}; stopping it immediately")
+            self.run(pg_ctl + ["-m", "immediate", "-t", "60"])
+
+    @contextlib.contextmanager
+    def running(self, group=None):
+        self.start(group)
+        try:
+            yield
+        finally:
+            self.stop()
+
+    def pgbench(self, *args):
+        """pgbench's command line (a list) against this server."""
+        return [os.path.join(PG_BIN, "pgbench"), "-h", self.sockdir, "-p", str(PG_PORT),
+                "-U", "postgres", *args, "postgres"]
 
 
 class FsDevice:
@@ -143,6 +331,7 @@ class FsDevice:
         self.bdis_seen = []      # btrfs: every bdi it had, in order
         self.kb_at_mount = None  # btrfs: what the bdi held when the mount returned
         self.fixed_kb = None     # btrfs: the value a fixed run sets after every mount
+        self.postgres = None     # pgbench's cluster, once populate() made it
         sh(f"{MKFS[fstype]} {' '.join(d.node for d in self.devices)} >/dev/null")
         if self.btrfs:
             self.uuid = subprocess.run(["blkid", "-p", "-s", "UUID", "-o", "value", self.device.node],
@@ -291,9 +480,32 @@ class FsDevice:
                 sh(f"dd if=/dev/zero of={self.mnt}/big{i} bs=1M count={BIG_MIB} status=none")
         if need["mmap"]:
             sh(f"dd if=/dev/zero of={self.mnt}/mmap bs=1M count={MMAP_MIB} status=none")
+        if need["sysbench"]:
+            os.makedirs(self.path("sysbench"))
+            subprocess.run(["sysbench", "fileio", *SB_OPTIONS, "prepare"], cwd=self.path("sysbench"),
+                           check=True, stdout=subprocess.DEVNULL)
+        if need["pgbench"]:
+            self.postgres = Postgres(self.machine, self.path("postgres"),
+                                     self.machine.path(f"pg-{self.cell_class}-{self.fstype}"))
+            self.postgres.create()
+            with self.postgres.running():
+                self.postgres.run(self.postgres.pgbench("-i", "-q", "-s", str(PG_SCALE)))
+        if need["sqlite"]:
+            subprocess.run(["sqlite3", self.path("sqlite.db")], input=SQLITE_MAKE, text=True,
+                           check=True, stdout=subprocess.DEVNULL)
         sh("sync")
 
+    def server(self, workload, group):
+        """What serves the workload from this file system while it runs:
+        pgbench's PostgreSQL, started in group after the fresh mount (the
+        cold cache is the server's too) and stopped before the next one."""
+        if workload == "pgbench":
+            return self.postgres.running(group)
+        return contextlib.nullcontext()
+
     def close(self):
+        if self.postgres:
+            self.postgres.stop()
         self.umount()
         if self.btrfs:
             self.forget()
@@ -385,6 +597,7 @@ class FuseFs:
             self.set_knob(self.fixed_kb)
 
     umount = FsDevice.umount
+    server = FsDevice.server  # nothing: pgbench does not run here
 
     def cold(self):
         """A fresh mount: a new superblock, an empty page cache."""
@@ -417,6 +630,22 @@ def dd_bytes(err):
     return sum(int(line.split()[0]) for line in err.splitlines() if "bytes" in line and "copied" in line)
 
 
+def sysbench_read_mbs(out):
+    """MB/s read, from sysbench fileio's "read, MiB/s:" line."""
+    for line in out.splitlines():
+        if line.strip().startswith("read, MiB/s:"):
+            return float(line.split(":")[1]) * MiB / 1e6
+    raise RuntimeError(f"no read throughput in sysbench's output: {out[-500:]}")
+
+
+def pgbench_tps(out):
+    """Transactions per second, without pgbench's connection time."""
+    for line in out.splitlines():
+        if line.startswith("tps = ") and "without initial connection time" in line:
+            return float(line.split()[2])
+    raise RuntimeError(f"no tps in pgbench's output: {out[-500:]}")
+
+
 def wait_for_daemon(fs, daemon, since, timeout=5):
     """radaemon mode on a bdi: the daemon decides a new bdi when it sees the
     mount in mountinfo. Waits for its decision line on this mount's bdi in
@@ -431,18 +660,14 @@ def wait_for_daemon(fs, daemon, since, timeout=5):
     return None
 
 
-def measure(machine, fs, workload, runtime, daemon=None, phase_kb=None):
-    since = len(daemon.output()) if daemon else 0
-    fs.cold()
-    waited = wait_for_daemon(fs, daemon, since) if fs.on_bdi and daemon else None
-    group = fs.cgroup(MEM_LIMIT if workload in ("mmap-rand", "phase") else None)
+def run_workload(machine, fs, workload, group, runtime, phase_kb=None):
+    """Runs workload on the freshly mounted fs in group: (score, seconds)."""
     mnt = fs.mnt
-    kb_at_open = fs.read_knob()
-    disk_kb = [read_kb(n) for n in fs.names]
-    counted = fs.model_stats()
     reader = machine.path("mmap_reader.py")
-    with open(reader, "w") as f:
-        f.write(MMAP_READER)
+    sqlite_reader = machine.path("sqlite_reader.py")
+    for path, text in ((reader, MMAP_READER), (sqlite_reader, SQLITE_READER)):
+        with open(path, "w") as f:
+            f.write(text)
     # The counting wc ignores the SIGINT that ends a capped run (timeout signals
     # the whole group): it then prints what came through before the readers died.
     count = "(trap '' INT; wc -c)"
@@ -477,8 +702,37 @@ def measure(machine, fs, workload, runtime, daemon=None, phase_kb=None):
         line = " & ".join(f"(cat {f} | {count})" for f in files) + "; wait"
         out, _, s = timed(machine, group, line, runtime)
         score = sum(int(x) for x in out.split()) / s / 1e6
+    elif workload in ("sb-seqrd", "sb-rndrd"):
+        line = (f"cd {fs.path('sysbench')} && sysbench fileio {' '.join(SB_OPTIONS)} "
+                f"--file-test-mode={workload[3:]} --threads={SB_THREADS[workload]} "
+                f"--time={runtime} --rand-seed=7 run")
+        out, _, s = timed(machine, group, line, runtime + 30)
+        score = sysbench_read_mbs(out)
+    elif workload == "pgbench":
+        line = " ".join(fs.postgres.pgbench("-S", "-n", "-T", str(runtime), "-c", str(PG_CLIENTS),
+                                            "-j", str(PG_JOBS)))
+        out, _, s = timed(machine, group, line, runtime + 60)
+        score = pgbench_tps(out)
+    elif workload == "sqlite":
+        out, _, s = timed(machine, group, f"python3 {sqlite_reader} {fs.path('sqlite.db')} "
+                          f"{runtime} {SQLITE_ROWS}", runtime + 30)
+        score = int(out.split()[0]) / min(s, runtime)
     else:
         raise ValueError(workload)
+    return score, s
+
+
+def measure(machine, fs, workload, runtime, daemon=None, phase_kb=None):
+    since = len(daemon.output()) if daemon else 0
+    fs.cold()
+    waited = wait_for_daemon(fs, daemon, since) if fs.on_bdi and daemon else None
+    group = fs.cgroup(MEM_LIMIT if workload in MEM_LIMITED else None)
+    kb_at_open = fs.read_knob()
+    disk_kb = [read_kb(n) for n in fs.names]
+    with fs.server(workload, group):
+        counted = fs.model_stats()
+        score, s = run_workload(machine, fs, workload, group, runtime, phase_kb)
+        after = fs.model_stats()
     # kb_at_open: the knob (the disk, or for btrfs this mount's bdi) when the
     # workload started; every file it opens takes the knob's value then.
     r = {"score": score, "seconds": round(s, 2), "kb_at_open": kb_at_open, "kb_after": fs.read_knob()}
@@ -491,7 +745,6 @@ def measure(machine, fs, workload, runtime, daemon=None, phase_kb=None):
     if counted:
         # What the model served this run: commands, seeks, cache hits, bytes
         # (summed over the devices; per device too when there are two).
-        after = fs.model_stats()
         per = {n: {k: after[n][k] - counted[n].get(k, 0) for k in
                    ("reads", "read_bytes", "writes", "seeks", "skips", "cache_hits")} for n in after}
         r["device"] = {k: sum(p[k] for p in per.values()) for k in next(iter(per.values()))}
@@ -866,6 +1119,8 @@ def main():
     for w in workloads:
         if w not in WORKLOADS:
             sys.exit(f"fs.py: unknown workload {w} (have {', '.join(WORKLOADS)})")
+        if missing_tool(w):
+            sys.exit(f"fs.py: {missing_tool(w)}")
     sweep = [int(x) for x in args.sweep.split(",") if x]
     fstypes = [f for f in args.fs.split(",") if f]
     for f in fstypes:
