@@ -142,13 +142,16 @@ def model_swap(cls):
 # --- one measurement ------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def daemon(builddir, dev, workdir):
-    """radaemon from the build tree, fresh state, the default interval; only dev as a disk."""
+def daemon(builddir, dev, workdir, pin=None):
+    """radaemon from the build tree, fresh state, the default interval; only dev as a disk;
+    page-cluster pinned to pin if given."""
     state = os.path.join(workdir, "state")
     os.makedirs(state, exist_ok=True)
     conf = os.path.join(workdir, "radaemon.conf")
     with open(conf, "w") as f:
         f.write(f"[daemon]\ndevices = {dev}\nstate_dir = {state}\n")
+        if pin is not None:
+            f.write(f"[swap]\npage_cluster = {pin}\n")
     logf = open(os.path.join(workdir, "daemon.log"), "w")
     p = subprocess.Popen([os.path.join(builddir, "daemon", "radaemon"), "--foreground", "--debug", "--config", conf],
                          stdout=logf, stderr=subprocess.STDOUT)
@@ -173,6 +176,11 @@ def measure(device, dev, pattern, value, builddir, workdir):
             # Whatever was there before radaemon: the kernel's default.
             write(PAGE_CLUSTER, 3)
             stack.enter_context(daemon(builddir, dev, workdir))
+        elif str(value).startswith("pinned:"):
+            # The control: radaemon running as in its runs, the value fixed from the start.
+            pin = int(value.split(":")[1])
+            write(PAGE_CLUSTER, pin)
+            stack.enter_context(daemon(builddir, dev, workdir, pin))
         else:
             write(PAGE_CLUSTER, value)
         size = "zram" if device == "zram" else "default"
@@ -213,14 +221,14 @@ def measure(device, dev, pattern, value, builddir, workdir):
     return result
 
 
-def measure_device(device, patterns, values, builddir, repeat, use_daemon):
+def measure_device(device, patterns, values, builddir, repeat, use_daemon, controls=()):
     cells = {}
     swap = zram_swap() if device == "zram" else model_swap(device)
     with swap as (dev, cls), tempfile.TemporaryDirectory(prefix="radaemon-bench-swap.") as tmp:
         log(f"{device}: swap on {dev} ({cls})")
         for pattern in patterns:
             runs = {}
-            order = list(values) + (["radaemon"] if use_daemon else [])
+            order = list(values) + (["radaemon"] if use_daemon else []) + [f"pinned:{c}" for c in controls]
             for r in range(repeat * RUNS[cls][pattern]):
                 for value in order:
                     workdir = os.path.join(tmp, f"{pattern}-{value}-{r}")
@@ -339,6 +347,25 @@ def report(results, values, meta):
                 lines.append(f"| {device} | {pattern} | " + ", ".join(
                     f"{r['page_cluster'][0]}→{r['page_cluster'][1]} {r['seconds']:.2f} s"
                     for r in cell["runs"]["radaemon"]) + " |")
+    controls = [(device, pattern, k, cell) for device, cells in results.items()
+                for pattern, cell in cells.items() for k in cell["runs"] if k.startswith("pinned:")]
+    if controls:
+        lines += ["", "## The control: radaemon running, page-cluster pinned", "",
+                  "radaemon started as in its own runs (same configuration, --debug, the device managed "
+                  "and traced) but with `[swap] page_cluster` pinned from the start: what is left between "
+                  "it and the fixed value is the daemon being there, not its choice.", "",
+                  "| device | pattern | value | fixed (median, min-max) | pinned daemon (median, min-max) "
+                  "| radaemon (median) |", "|---|---|---|---|---|---|"]
+        for device, pattern, k, cell in controls:
+            v = k.split(":")[1]
+
+            def med(runs):
+                t = sorted(r["seconds"] for r in runs)
+                return f"{statistics.median(t):.3f} ({t[0]:.2f}-{t[-1]:.2f})"
+            fixed = cell["runs"].get(v)
+            rd = cell["runs"].get("radaemon")
+            lines.append(f"| {device} | {pattern} | {v} | {med(fixed) if fixed else '-'} | "
+                         f"{med(cell['runs'][k])} | {med(rd) if rd else '-'} |")
     lines += ["", "## Requests per MiB swapped in, and swap-in throughput (MiB/s)", "",
               "| device | pattern | pc 0 | pc 3 | best (pc) | radaemon |", "|---|---|---|---|---|---|"]
     for device, cells in results.items():
@@ -373,6 +400,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--runs", type=int, help="runs per value in every cell, instead of the table's (a quick look)")
     ap.add_argument("--no-daemon", action="store_true")
+    ap.add_argument("--control", default="", metavar="PC,...",
+                    help="also runs with radaemon running and page-cluster pinned to each PC: "
+                         "what the daemon's presence costs beside its choice")
     ap.add_argument("--builddir", default=os.environ.get("RA_BUILDDIR", os.path.join(SRC, "build")))
     ap.add_argument("--out", help="the report (default bench/results/<date>-<kernel>-swap.md)")
     args = ap.parse_args()
@@ -400,7 +430,8 @@ def main():
                     sys.exit(f"bench/swap.py: there is swap already; it must be the only one: {swaps()}")
                 try:
                     results[device] = measure_device(device, patterns, values, args.builddir, args.repeat,
-                                                     not args.no_daemon)
+                                                     not args.no_daemon,
+                                                     [int(c) for c in args.control.split(",") if c])
                 finally:
                     write(PAGE_CLUSTER, saved)
     finally:
