@@ -312,10 +312,9 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         m->workload = c;
         if (c != RA_WORKLOAD_IDLE)
                 m->evidence = paged(o) ? o->evidence : o->traced ? RA_EVIDENCE_BLOCK : RA_EVIDENCE_NONE;
-        if (c == RA_WORKLOAD_IDLE) {
-                m->pending_count = 0;
+        /* Idle intervals say nothing: a job of short runs with pauses between them is one workload. */
+        if (c == RA_WORKLOAD_IDLE)
                 return false;
-        }
 
         if (c != m->pending) {
                 m->pending = c;

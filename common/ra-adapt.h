@@ -56,7 +56,9 @@
  * is still taken.
  *
  * Hysteresis: a workload class must hold for RA_ADAPT_CONFIRM busy intervals
- * and a change must be RA_ADAPT_DWELL intervals old before the next.
+ * (idle ones between them neither count nor break it: a job of one-second
+ * runs with pauses confirms over three runs) and a change must be
+ * RA_ADAPT_DWELL busy intervals old before the next.
  */
 
 #define RA_ADAPT_CONFIRM 3

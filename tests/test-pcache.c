@@ -569,6 +569,28 @@ START_TEST(test_policy_phases) {
 }
 END_TEST
 
+/*
+ * A tar of a small tree on a fast disk: a second of reads, then a pause (the
+ * next run, the next folder). Idle intervals neither confirm nor break the
+ * workload, so the runs add up to a sequential workload and the window grows.
+ */
+START_TEST(test_policy_short_runs) {
+        RaModel m = {};
+        uint32_t kb = 128;
+
+        for (int run = 0; run < 12; run++) {
+                RaObservation idle = { .rates.seconds = 1 };
+
+                kb = run_policy("tar.raw", kb, 1, NULL, &m);
+                idle.window_kb = kb;
+                for (int i = 0; i < 2; i++)
+                        ck_assert(!ra_adapt_update(&m, &idle, &disk));
+        }
+        ck_assert_uint_ge(kb, 512);
+        ck_assert_int_eq(m.set_by, RA_WORKLOAD_SEQUENTIAL);
+}
+END_TEST
+
 /* The rule itself: a reversal needs one interval more than the evidence that set the value. */
 START_TEST(test_policy_strength) {
         RaPcacheSummary waste = { .events = 400,
@@ -671,6 +693,7 @@ static Suite *pcache_suite(void) {
         tcase_add_test(tc, test_policy_sqlite);
         tcase_add_test(tc, test_policy_settles);
         tcase_add_test(tc, test_policy_phases);
+        tcase_add_test(tc, test_policy_short_runs);
         tcase_add_test(tc, test_policy_strength);
         tcase_add_test(tc, test_sbmap);
         suite_add_tcase(s, tc);
