@@ -28,11 +28,12 @@ typedef struct Manager {
         sd_event_source *bus_retry;
         bool bus_retry_logged; /* "no bus" was said once; say it again only after a success */
         sd_event_source *sampler;
-        struct RaTracer *tracer; /* NULL without tracefs */
-        bool tracer_dirty;       /* the set of disks or mounts changed since its filters were set */
-        unsigned tracer_wakes;   /* drains this interval because a trace buffer was half full */
-        char *learning_off;      /* why nothing can be learned (no tracefs); NULL when learning works */
-        RaSbMap sbmap;           /* superblock -> managed disk, for the page-cache events */
+        struct RaTracer *tracer;      /* NULL without tracefs */
+        bool tracer_dirty;            /* the set of disks or mounts changed since its filters were set */
+        sd_event_source *filters_due; /* sets them once the current burst of changes is handled */
+        unsigned tracer_wakes;        /* drains this interval because a trace buffer was half full */
+        char *learning_off;           /* why nothing can be learned (no tracefs); NULL when learning works */
+        RaSbMap sbmap;                /* superblock -> managed disk, for the page-cache events */
         sd_event_source *mountinfo_source; /* /proc/self/mountinfo changes: the map follows */
         struct RaBdiEarly *bdi_early;      /* btrfs bdis decided while their mount runs (ra-bdiwatch.c) */
 

@@ -331,7 +331,8 @@ static void update_superblocks(Manager *m) {
                 log_debug("Page-cache events of %zu superblocks and raw devices.", m->sbmap.n);
 }
 
-static void drain_tracer(Manager *m) {
+/* The tracer's filters, to the disks and superblocks managed now. */
+static void set_tracer_filters(Manager *m) {
         int r;
 
         if (m->tracer_dirty) {
@@ -354,7 +355,12 @@ static void drain_tracer(Manager *m) {
                         update_superblocks(m);
                 m->tracer_dirty = false;
         }
+}
 
+static void drain_tracer(Manager *m) {
+        int r;
+
+        set_tracer_filters(m);
         r = ra_tracer_drain(m->tracer, on_trace_event, on_pcache_event, m);
         if (r < 0)
                 log_debug_errno(r, "Reading the tracer failed, ignoring: %m");
@@ -491,7 +497,7 @@ void ra_sampler_open_tracer(Manager *m) {
         if (r < 0)
                 log_warning_errno(r, "Cannot watch how full the trace buffers are, reading them once an "
                                      "interval only: %m");
-        m->tracer_dirty = true;
+        ra_sampler_disks_changed(m);
         set_learning_off(m, NULL);
         ra_bus_manager_changed(m, "Evidence");
 }
@@ -514,9 +520,33 @@ int ra_sampler_start(Manager *m) {
 
 void ra_sampler_stop(Manager *m) {
         m->sampler = sd_event_source_disable_unref(m->sampler);
+        m->filters_due = sd_event_source_disable_unref(m->filters_due);
         m->tracer = ra_tracer_close(m->tracer);
 }
 
+static int on_filters_due(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
+
+        if (m->tracer)
+                set_tracer_filters(m);
+        return 0;
+}
+
+/*
+ * A disk managed now is traced from now, not from the next sample: its reads
+ * in between would otherwise be filtered out. The filters are set once the
+ * event loop has handled what is pending (a coldplug adds every disk first).
+ */
 void ra_sampler_disks_changed(Manager *m) {
+        int r;
+
         m->tracer_dirty = true;
+        if (!m->tracer)
+                return;
+        if (m->filters_due)
+                r = sd_event_source_set_enabled(m->filters_due, SD_EVENT_ONESHOT);
+        else
+                r = sd_event_add_defer(m->event, &m->filters_due, on_filters_due, m);
+        if (r < 0)
+                log_debug_errno(r, "Cannot set the tracer's filters now, at the next sample then: %m");
 }

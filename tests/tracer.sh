@@ -84,3 +84,28 @@ said=$(sed -nE 's/^Tracing lost ([0-9]+) of.*/\1/p' "$T/daemon.log" | head -n 1)
 ra_ok "the kernel counted $lost lost while the daemon was stopped; said: $(grep -m1 '^Tracing lost' "$T/daemon.log")"
 
 ra_stop_daemon
+
+# A disk that comes while the daemon runs is traced from when it is managed,
+# not from the next sample (an hour away here), whose filter would have
+# dropped its reads until then.
+late=$(python3 "$RA_SRCDIR/tests/loopdev.py" unused 1000)
+ra_config <<CONF
+[daemon]
+devices = $dev loop$late
+interval_ms = 3600000
+state_dir = $T/state
+CONF
+ra_start_daemon
+ra_daemon_log_has "Tracing .*block requests through" || ra_fail "the tracer is not on"
+instance=$(sed -nE 's/.*Tracing .* through (.*)\.$/\1/p' "$T/daemon.log" | tail -n 1)
+filter=$instance/events/block/block_rq_issue/filter
+kdev() { IFS=: read -r major minor <"/sys/block/$1/dev" && echo $(((major << 20) | minor)); }
+ra_wait_for "grep -q 'dev == $(kdev "$dev")' '$filter'" ||
+	ra_fail "$dev is not in the block filter after the start: $(cat "$filter")"
+ra_new_loop late 64M "$late"
+udevadm settle
+ra_wait_log "^loop$late: read_ahead_kb "
+ra_wait_for "grep -q 'dev == $(kdev "loop$late")' '$filter'" ||
+	ra_fail "loop$late, managed, is not in the block filter before the next sample: $(cat "$filter")"
+ra_ok "loop$late traced from when it was managed: $(cat "$filter")"
+ra_stop_daemon
