@@ -955,6 +955,7 @@ def markdown(data, pngs=None):
                      f"{fixed} | {s['oracle']:.3g} @ {s['oracle_kb']} | {runs} | "
                      f"{fmt(s.get('last_ratio'))} | {fmt(s.get('together_ratio'))} | "
                      f"{fmt(s.get('worst_vs_default'))} |")
+    lines += [""] + targets_markdown(data["cells"])
     follow = [c for c in data["cells"] if "phase_follow" in c]
     if follow:
         lines += [""] + phase_follow_markdown(follow)
@@ -968,6 +969,26 @@ def markdown(data, pngs=None):
         lines += ["", f"![{title}]({png})"]
     lines += ["", "Workloads:", ""] + [f"- `{w}` ({u}): {d}" for w, (u, d) in WORKLOADS.items()]
     return "\n".join(lines) + "\n"
+
+
+def targets_markdown(cells):
+    """Issue 10's targets over the cells radaemon ran in: every cell's runs
+    together >= 0.90 of the best fixed value, their geometric mean >= 0.95,
+    and no run more than 5 % below the kernel's value."""
+    scored = [(c, score_cell(c)) for c in cells if "radaemon" in c]
+    if not scored:
+        return []
+    together = [s["together_ratio"] for _, s in scored]
+    geo = statistics.geometric_mean(together)
+    low = [f"{c['class']}/{c['fs']}/{c['workload']} {s['together_ratio']:.2f}"
+           for c, s in scored if s["together_ratio"] < 0.90]
+    below = [f"{c['class']}/{c['fs']}/{c['workload']} {s['worst_vs_default']:.2f}"
+             for c, s in scored if s.get("worst_vs_default", 1) < 0.95]
+    return [f"Targets: runs together >= 0.90 of the best fixed value in {len(scored) - len(low)} of "
+            f"{len(scored)} cells" + (f" (not: {', '.join(low)})" if low else "")
+            + f"; geometric mean {geo:.3f} (target 0.95); no run more than 5 % below the kernel's "
+            f"value in {len(scored) - len(below)} of {len(scored)}"
+            + (f" (not: {', '.join(below)})" if below else "") + "."]
 
 
 def phase_follow_markdown(cells):
