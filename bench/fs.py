@@ -61,7 +61,6 @@ import contextlib
 import json
 import os
 import pwd
-import random
 import shutil
 import statistics
 import subprocess
