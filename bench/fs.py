@@ -72,6 +72,7 @@ import modes as modes_
 from classes import CLASSES, Device
 from daemon import Daemon, warn_if_foreign_daemon
 from machine import Interrupted, Machine, log, read_kb, set_kb, wait_idle
+from report import multiplot_header, run_gnuplot
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MiB = 1024 ** 2
@@ -876,15 +877,9 @@ def plot_script(title, cells, png):
     """gnuplot: one panel per workload, the fixed values' median and min-max
     against the window, radaemon's runs numbered at the window they opened
     with, and the kernel's value."""
-    cols = 1 if len(cells) == 1 else 2 if len(cells) <= 4 else 3
-    rows = -(-len(cells) // cols)
-    s = [f"set terminal pngcairo noenhanced size {520 * cols},{400 * rows} font 'sans,9'",
-         f"set output '{png}'",
-         f"set multiplot layout {rows},{cols} title '{title}: score against read_ahead_kb "
-         "(fixed: median and min-max; radaemon: runs 1-5 at the window each opened with)'",
-         "set logscale x 2", "set xrange [2:16384]", "set grid", "set yrange [0:*]",
-         "set xtics ('4' 4, '16' 16, '64' 64, '256' 256, '1M' 1024, '4M' 4096)",
-         "set xlabel 'read_ahead_kb'", "set key below font ',8'"]
+    s = multiplot_header(len(cells), png, f"{title}: score against read_ahead_kb (fixed: median and "
+                         "min-max; radaemon: runs 1-5 at the window each opened with)", 520, 400)
+    s += ["set yrange [0:*]", "set key below font ',8'"]
     for i, cell in enumerate(cells):
         points = sorted((int(k), [r["score"] for r in v]) for k, v in cell["points"].items())
         s += [f"$f{i} << EOD"] + [f"{k} {statistics.median(v)} {min(v)} {max(v)}"
@@ -918,15 +913,9 @@ def plots(data, directory, stem):
     for cls, fstype in pairs:
         cells = [c for c in data["cells"] if (c["class"], c["fs"]) == (cls, fstype)]
         png = f"{stem}-{cls}-{fstype}.png"
-        try:
-            p = subprocess.run(["gnuplot"], input=plot_script(f"{fstype} on {cls}", cells,
-                                                              os.path.join(directory, png)).encode(),
-                               stderr=subprocess.PIPE)
-        except FileNotFoundError:
+        if not run_gnuplot(plot_script(f"{fstype} on {cls}", cells, os.path.join(directory, png)), png):
             log("fs.py: no gnuplot (Debian package gnuplot-nox): the report has no plots")
             return {}
-        if p.returncode != 0:
-            raise RuntimeError(f"gnuplot failed on {png}: {p.stderr.decode(errors='replace')}")
         out[f"{fstype} on {cls}"] = png
     return out
 

@@ -373,16 +373,34 @@ def human_size(n):
 
 # --- plots -------------------------------------------------------------------
 
+def multiplot_header(panels, png, title, width, height):
+    """gnuplot's first lines for a PNG of panels, each width x height, one
+    to three a row, every one against read_ahead_kb on a log scale."""
+    cols = 1 if panels == 1 else 2 if panels <= 4 else 3
+    rows = math.ceil(panels / cols)
+    return [f"set terminal pngcairo noenhanced size {width * cols},{height * rows} font 'sans,9'",
+            f"set output '{png}'",
+            f"set multiplot layout {rows},{cols} title '{title}'",
+            "set logscale x 2", "set xrange [2:16384]", "set grid",
+            "set xtics ('4' 4, '16' 16, '64' 64, '256' 256, '1M' 1024, '4M' 4096)",
+            "set xlabel 'read_ahead_kb'"]
+
+
+def run_gnuplot(script, png):
+    """Draws png; False where gnuplot is not installed."""
+    try:
+        p = subprocess.run(["gnuplot"], input=script.encode(), stderr=subprocess.PIPE)
+    except FileNotFoundError:
+        return False
+    if p.returncode != 0:
+        raise RuntimeError(f"gnuplot failed on {png}: {p.stderr.decode(errors='replace')}")
+    return True
+
+
 def gnuplot_script(cname, cells, png):
-    cols = 1 if len(cells) == 1 else 2 if len(cells) <= 4 else 3
-    rows = math.ceil(len(cells) / cols)
-    s = [f"set terminal pngcairo noenhanced size {560 * cols},{440 * rows} font 'sans,9'",
-         f"set output '{png}'",
-         f"set multiplot layout {rows},{cols} title '{cname}: score against read_ahead_kb "
-         "(median and min-max of the runs)'",
-         "set logscale x 2", "set xrange [2:16384]", "set grid",
-         "set xtics ('4' 4, '16' 16, '64' 64, '256' 256, '1M' 1024, '4M' 4096)",
-         "set xlabel 'read_ahead_kb'", "set key below font ',8' spacing 0.9", "set bmargin 7"]
+    s = multiplot_header(len(cells), png, f"{cname}: score against read_ahead_kb "
+                         "(median and min-max of the runs)", 560, 440)
+    s += ["set key below font ',8' spacing 0.9", "set bmargin 7"]
     for i, (cell, a) in enumerate(cells):
         def block(name, pts):
             return ([f"$d{i}_{name} << EOD"] +
@@ -420,12 +438,7 @@ def plots(data, directory, stem):
         if not cells:
             continue
         png = f"{stem}-{cname}.png"
-        script = gnuplot_script(cname, cells, os.path.join(directory, png))
-        try:
-            p = subprocess.run(["gnuplot"], input=script.encode(), stderr=subprocess.PIPE)
-        except FileNotFoundError:
+        if not run_gnuplot(gnuplot_script(cname, cells, os.path.join(directory, png)), png):
             return {}
-        if p.returncode != 0:
-            raise RuntimeError(f"gnuplot failed on {png}: {p.stderr.decode(errors='replace')}")
         out[cname] = png
     return out
