@@ -753,7 +753,8 @@ def measure(machine, fs, workload, runtime, daemon=None, phase_kb=None):
     return r
 
 
-def run_fixed(machine, fs, workload, kb, runtime):
+def fix_knob(fs, kb):
+    """The knob at kb for the runs that follow."""
     if fs.on_bdi:
         # The bdi is set after every mount (measure's fresh mount makes a new
         # one); the disks stay where the kernel leaves them.
@@ -762,6 +763,10 @@ def run_fixed(machine, fs, workload, kb, runtime):
             d.reset()
     else:
         set_kb(fs.name, kb)
+
+
+def run_fixed(machine, fs, workload, kb, runtime):
+    fix_knob(fs, kb)
     r = measure(machine, fs, workload, runtime)
     if r["kb_at_open"] != kb or r["kb_after"] != kb:
         raise RuntimeError(f"{fs.knob}: read_ahead_kb was {r['kb_at_open']} at open and "
@@ -776,9 +781,7 @@ def run_phase_follow(machine, fs, scans, lookups, runtime, repeat):
     out = {}
     for scan in scans:
         for lookup in lookups:
-            fs.fixed_kb = scan if fs.on_bdi else None
-            if not fs.on_bdi:
-                set_kb(fs.name, scan)
+            fix_knob(fs, scan)
             runs = [measure(machine, fs, "phase", runtime, phase_kb=(scan, lookup))
                     for _ in range(repeat)]
             if any(r["kb_after"] != scan for r in runs):
