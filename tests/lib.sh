@@ -463,6 +463,19 @@ ra_cleanup() {
 	exit "$rc"
 }
 
+# ra_copy_source DIR: the source tree a package is built from, copied to DIR:
+# in a git checkout the tracked files and new ones, as they are in the
+# working tree; elsewhere (a dist tarball) all but build/.
+ra_copy_source() {
+	mkdir -p "$1"
+	if git -C "$RA_SRCDIR" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git -C "$RA_SRCDIR" ls-files -z --cached --others --exclude-standard |
+			(cd "$RA_SRCDIR" && tar --null -T - -cf -) | tar -C "$1" -xf -
+	else
+		tar -C "$RA_SRCDIR" --exclude=./build --exclude=./.git -cf - . | tar -C "$1" -xf -
+	fi
+}
+
 # ra_build_package DIR [DEB_BUILD_OPTIONS...]: builds the Debian package with
 # dpkg-buildpackage -us -uc -b from a copy of the source tree in DIR/radaemon
 # (so nothing lands beside the checkout), and sets RA_DEB to the .deb made.
@@ -470,14 +483,7 @@ ra_cleanup() {
 ra_build_package() {
 	local dir=$1 src=$1/radaemon
 	shift
-	mkdir -p "$src"
-	if git -C "$RA_SRCDIR" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-		# The tracked files and new ones, as they are in the working tree.
-		git -C "$RA_SRCDIR" ls-files -z --cached --others --exclude-standard |
-			(cd "$RA_SRCDIR" && tar --null -T - -cf -) | tar -C "$src" -xf -
-	else
-		tar -C "$RA_SRCDIR" --exclude=./build --exclude=./.git -cf - . | tar -C "$src" -xf -
-	fi
+	ra_copy_source "$src"
 	(cd "$src" && DEB_BUILD_OPTIONS="parallel=$(nproc) $*" dpkg-buildpackage -us -uc -b) >"$dir/build.log" 2>&1 ||
 		ra_fail "dpkg-buildpackage failed: $(tail -n 30 "$dir/build.log")"
 	RA_DEB=$(echo "$dir"/radaemon_*_"$(dpkg --print-architecture)".deb)
