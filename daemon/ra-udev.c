@@ -117,6 +117,15 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
 
         /* The kernel re-read the device, or the configuration changed: radaemon's value applies again. */
         d->external = false;
+        /* Before anything is stored under the new identity, or the old entry would never move. */
+        r = ra_state_carry_over(m->state, &d->attrs, d->identity);
+        if (r > 0) {
+                log_info("%s: what was stored under its kernel name is kept under %s from now on.", name,
+                         d->identity);
+                m->state_dirty = true;
+        } else if (r < 0)
+                log_warning_errno(r, "%s: cannot carry over what was stored under its kernel name: %m",
+                                  name);
         ra_manager_disk_identified(m, d, ret->before.identity);
         ret->disk = d;
 }

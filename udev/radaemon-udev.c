@@ -202,6 +202,10 @@ static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *re
         state = load_state(config->state_dir);
         if (!state)
                 return -ENOMEM;
+        /* As radaemon will move it; only in this copy, as the helper never writes the state. */
+        r = ra_state_carry_over(state, a, identity);
+        if (r < 0)
+                return r;
 
         ra_settings_for_device(config, state, a->name, identity, &settings);
         ra_policy_decide(a, &settings, ret);
