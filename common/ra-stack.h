@@ -212,3 +212,18 @@ int ra_stack_read_priors(const char *sysfs_root, const char *name, RaStackLeafRe
  * read).
  */
 bool ra_stack_decide(int read, const RaStack *s, const uint32_t *leaf_kb, RaBounds bounds, RaDecision *ret);
+
+/* Whether radaemon manages the device name (in the registry, as a disk). */
+typedef bool (*RaStackIsManaged)(void *userdata, const char *name);
+
+/*
+ * The devices to decide again after the disks changed (a udev event each:
+ * a rotational flag set, a size re-read, an md member added) were read
+ * again: the managed tops of the stacks they are part of
+ * (ra_stack_find_tops()), each once, in order, leaving out any in changed
+ * (its own event decided it) and the disks themselves. A changed disk that
+ * is gone, or whose stack cannot be read, has nothing to tell. Returns 0 with
+ * *ret set (NULL for none), -ENOMEM.
+ */
+int ra_stack_tops_to_redecide(const char *sysfs_root, char *const *changed, RaStackIsManaged is_managed,
+                              void *userdata, char ***ret);

@@ -858,6 +858,49 @@ START_TEST(test_decide_unsettled) {
 }
 END_TEST
 
+/* --- what a change beneath decides again ------------------------------------------------------------ */
+
+static bool managed_except(void *userdata, const char *name) {
+        return !ra_streq(name, userdata);
+}
+
+static void assert_tops_to_redecide(const char *root, const char *changed_words, const char *unmanaged,
+                                    const char *expected) {
+        _cleanup_(ra_strv_freep) char **changed = NULL, **tops = NULL;
+        _cleanup_free_ char *words = strdup(changed_words);
+        char *save = NULL;
+
+        for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
+                ck_assert_int_eq(ra_strv_push(&changed, w), 0);
+        ck_assert_int_eq(ra_stack_tops_to_redecide(root, changed, managed_except, (void *) unmanaged, &tops),
+                         0);
+        assert_strv(tops, expected);
+}
+
+START_TEST(test_tops_to_redecide) {
+        _cleanup_free_ char *root = test_tree_load("luks-lvm-raid1"), *raid0 = test_tree_load("md-raid0"),
+                            *plain = test_tree_load("plain-vda");
+
+        /* A disk at the bottom, or a device in the middle: the top decides from them. */
+        assert_tops_to_redecide(root, "sda", "", "dm-1");
+        assert_tops_to_redecide(root, "md0", "", "dm-1");
+        /* Several beneath one top, in one burst: decided once. */
+        assert_tops_to_redecide(root, "sdb md0 sda", "", "dm-1");
+        assert_tops_to_redecide(raid0, "sdb sdc sdd", "", "md0");
+        /* A top that had its own event in the burst was decided with it. */
+        assert_tops_to_redecide(root, "sda dm-1", "", "");
+        /* A disk is not its own top, and one radaemon does not manage is left alone. */
+        assert_tops_to_redecide(plain, "vda", "", "");
+        assert_tops_to_redecide(root, "sda", "dm-1", "");
+        /* A disk gone by the time its event is handled has no tops to tell. */
+        assert_tops_to_redecide(root, "sdz sda", "", "dm-1");
+
+        test_rm_rf(root);
+        test_rm_rf(raid0);
+        test_rm_rf(plain);
+}
+END_TEST
+
 static Suite *stack_suite(void) {
         Suite *s = suite_create("stack");
         TCase *tc = tcase_create("read");
@@ -890,6 +933,7 @@ static Suite *stack_suite(void) {
         tcase_add_test(tc, test_decide_settled);
         tcase_add_test(tc, test_decide_plain);
         tcase_add_test(tc, test_decide_unsettled);
+        tcase_add_test(tc, test_tops_to_redecide);
         suite_add_tcase(s, tc);
         return s;
 }
