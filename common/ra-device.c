@@ -27,6 +27,8 @@ void ra_device_attrs_clear(RaDeviceAttrs *a) {
         free(a->wwn);
         free(a->id_path);
         free(a->fs_type);
+        free(a->dm_uuid);
+        free(a->md_uuid);
         *a = (RaDeviceAttrs){};
 }
 
@@ -180,7 +182,8 @@ int ra_device_attrs_read_properties(RaDeviceAttrs *a, RaPropertyGetter get, void
                 char **field;
         } strings[] = {
                 { "ID_BUS", &a->bus },      { "ID_MODEL", &a->model },     { "ID_SERIAL", &a->serial },
-                { "ID_PATH", &a->id_path }, { "ID_FS_TYPE", &a->fs_type },
+                { "ID_PATH", &a->id_path }, { "ID_FS_TYPE", &a->fs_type }, { "DM_UUID", &a->dm_uuid },
+                { "MD_UUID", &a->md_uuid },
         };
         const struct {
                 const char *key;
@@ -287,28 +290,65 @@ int ra_device_read(RaDeviceAttrs *a, const char *name, int sysfd, const char *sy
         return r;
 }
 
+/*
+ * udev sets MD_UUID on an array's members as well (mdadm --examine), and a
+ * rule could set DM_UUID anywhere: only the device's own kind counts.
+ */
+static const char *stacked_identity(const RaDeviceAttrs *a, const char **ret_kind) {
+        if (!a->name)
+                return NULL;
+        if (a->dm_uuid && strncmp(a->name, "dm-", 3) == 0) {
+                *ret_kind = "dm";
+                return a->dm_uuid;
+        }
+        if (a->md_uuid && strncmp(a->name, "md", 2) == 0) {
+                *ret_kind = "md";
+                return a->md_uuid;
+        }
+        return NULL;
+}
+
+/* The most stable identity udev and sysfs give a: its kind and its value. */
+static const char *identity_of(const RaDeviceAttrs *a, const char **ret_kind) {
+        const struct {
+                const char *kind, *value;
+        } by_rank[] = {
+                { "wwn", a->wwn },      { "serial", a->serial }, { "loop", a->backing_file },
+                { "path", a->id_path }, { "name", a->name },
+        };
+        const char *v = stacked_identity(a, ret_kind);
+
+        for (size_t i = 0; !v && i < ELEMENTSOF(by_rank); i++)
+                if (by_rank[i].value) {
+                        *ret_kind = by_rank[i].kind;
+                        v = by_rank[i].value;
+                }
+        return v;
+}
+
 int ra_device_identity(const RaDeviceAttrs *a, char **ret) {
-        const char *kind, *value;
+        const char *kind = NULL, *value = identity_of(a, &kind);
 
-        if (a->wwn) {
-                kind = "wwn";
-                value = a->wwn;
-        } else if (a->serial) {
-                kind = "serial";
-                value = a->serial;
-        } else if (a->backing_file) {
-                kind = "loop";
-                value = a->backing_file;
-        } else if (a->id_path) {
-                kind = "path";
-                value = a->id_path;
-        } else if (a->name) {
-                kind = "name";
-                value = a->name;
-        } else
+        if (!value)
                 return -EINVAL;
-
         if (asprintf(ret, "%s:%s", kind, value) < 0)
                 return -ENOMEM;
         return 0;
+}
+
+int ra_device_old_identity(const RaDeviceAttrs *a, char **ret) {
+        const char *kind;
+
+        *ret = NULL;
+        /*
+         * Before dm: and md:, a dm or md device was kept by its kernel name:
+         * none of the ID_* properties radaemon reads are set on them.
+         */
+        if (!stacked_identity(a, &kind))
+                return 0;
+        if (asprintf(ret, "name:%s", a->name) < 0) {
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        return 1;
 }

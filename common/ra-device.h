@@ -48,6 +48,8 @@ typedef struct RaDeviceAttrs {
         char *wwn;
         char *id_path;
         char *fs_type;
+        char *dm_uuid;         /* DM_UUID: "LVM-…", "CRYPT-LUKS2-…"; only a dm device's own counts */
+        char *md_uuid;         /* MD_UUID: an array's, also set on its members */
         const char *transport; /* a static string, or bus */
 
         /* RADAEMON_* properties from udev rules; 0 when unset */
@@ -105,6 +107,15 @@ void ra_device_attrs_guess_transport(RaDeviceAttrs *a, const char *syspath);
 
 /*
  * The stable identity under which pins and learned values are kept:
+ * "dm:<DM_UUID>" for a device-mapper device, "md:<MD_UUID>" for an md array
+ * (their kernel names follow creation order, so they come first), then
  * "wwn:…", "serial:…", "loop:<backing file>", "path:…", or "name:<kernel name>".
  */
 int ra_device_identity(const RaDeviceAttrs *a, char **ret);
+
+/*
+ * The identity an earlier radaemon kept a's state under, where this one's
+ * differs: "name:dm-0" for a device now known as "dm:…" or "md:…". Returns 1
+ * with *ret set, 0 with *ret NULL when there is none.
+ */
+int ra_device_old_identity(const RaDeviceAttrs *a, char **ret);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ra-device.h"
 #include "ra-macro.h"
 #include "ra-policy.h"
 
@@ -172,3 +173,57 @@ const char *ra_stack_describe(const RaStack *s, char buf[static RA_STACK_DESCRIB
  *   read ahead yet). A device with nothing beneath keeps its own prior.
  */
 void ra_stack_prior(const RaStack *s, const uint32_t *leaf_prior_kb, RaBounds bounds, RaDecision *ret);
+
+/*
+ * Reads one disk at the bottom of a stack (a whole disk: a partition is
+ * resolved to its disk) as radaemon reads a disk, into ret. A negative errno
+ * when it cannot, -ENODEV when it is gone.
+ */
+typedef int (*RaStackLeafReader)(void *userdata, const char *name, RaDeviceAttrs *ret);
+
+/*
+ * The reader both radaemon and its udev helper use: the leaf's sysfs
+ * attributes and its properties from udev's database, never from an event's
+ * environment, so that both see the same leaf. userdata is a struct udev *.
+ * (ra-stack-udev.c, the only part of this module that needs libudev.)
+ */
+int ra_stack_read_leaf_udev(void *userdata, const char *name, RaDeviceAttrs *ret);
+
+/*
+ * Radaemon and its udev helper decide a stacked device in these two steps,
+ * so they cannot disagree. First, the stack beneath name and each leaf's prior
+ * as a disk of its own (ra_policy_prior()), each leaf read through read_leaf.
+ * Returns 1 with *ret_stack, *ret_leaf_kb (one per s->leaves) and
+ * *ret_leaf_names (may be NULL; the leaves by name) set; 0 when nothing lies
+ * beneath name; -EAGAIN when the stack is not settled (a device in it, or a
+ * leaf, is gone or cannot be read yet: it is being built or torn down);
+ * another negative errno as for ra_stack_read().
+ */
+int ra_stack_read_priors(const char *sysfs_root, const char *name, RaStackLeafReader read_leaf,
+                         void *userdata, RaStack **ret_stack, uint32_t **ret_leaf_kb, char ***ret_leaf_names,
+                         char **ret_bad_path);
+
+/*
+ * Then the prior, from what ra_stack_read_priors() returned (read) and read:
+ * returns true with *ret the device's prior (ra_stack_prior() over a settled
+ * stack; nothing, kb 0, while the stack is not settled, until an event of it
+ * or of a disk beneath brings it settled); false when the device is decided
+ * from its own attributes (nothing beneath it, or a stack this module cannot
+ * read).
+ */
+bool ra_stack_decide(int read, const RaStack *s, const uint32_t *leaf_kb, RaBounds bounds, RaDecision *ret);
+
+/* Whether radaemon manages the device name (in the registry, as a disk). */
+typedef bool (*RaStackIsManaged)(void *userdata, const char *name);
+
+/*
+ * The devices to decide again after the disks changed (a udev event each:
+ * a rotational flag set, a size re-read, an md member added) were read
+ * again: the managed tops of the stacks they are part of
+ * (ra_stack_find_tops()), each once, in order, leaving out any in changed
+ * (its own event decided it) and the disks themselves. A changed disk that
+ * is gone, or whose stack cannot be read, has nothing to tell. Returns 0 with
+ * *ret set (NULL for none), -ENOMEM.
+ */
+int ra_stack_tops_to_redecide(const char *sysfs_root, char *const *changed, RaStackIsManaged is_managed,
+                              void *userdata, char ***ret);

@@ -104,6 +104,29 @@ int ra_state_remember_original(RaState *s, const char *identity, uint32_t kb) {
         return 1;
 }
 
+int ra_state_carry_over(RaState *s, const RaDeviceAttrs *a, const char *identity) {
+        _cleanup_free_ char *old = NULL;
+        RaStateEntry *e;
+        char *copy;
+        int r;
+
+        if (ra_state_find(s, identity))
+                return 0;
+        r = ra_device_old_identity(a, &old);
+        if (r <= 0)
+                return r;
+        e = ra_state_find(s, old);
+        if (!e)
+                return 0;
+
+        copy = strdup(identity);
+        if (!copy)
+                return -ENOMEM;
+        free(e->identity);
+        e->identity = copy;
+        return 1;
+}
+
 static bool swap_is_empty(const RaStateSwap *w) {
         bool any = w->has_original || w->pin >= 0;
 

@@ -97,5 +97,18 @@ uint32_t ra_state_learned(const RaState *s, const char *identity);
  */
 int ra_state_remember_original(RaState *s, const char *identity, uint32_t kb);
 
+struct RaDeviceAttrs;
+
+/*
+ * An earlier radaemon kept some devices under another identity (a dm or md
+ * device under its kernel name: see ra_device_old_identity()). When nothing
+ * is stored under identity, a's entry under its old one is moved to it, once:
+ * the old key is gone afterwards, so the next device to get that kernel name
+ * does not inherit it. Returns 1 when something moved (the state needs
+ * saving), 0 when nothing did, -ENOMEM. radaemon's udev helper calls it on its own
+ * copy, which it never saves, so it decides with what radaemon will keep.
+ */
+int ra_state_carry_over(RaState *s, const struct RaDeviceAttrs *a, const char *identity);
+
 /* The page-cluster pin in force: this run's, else the stored one; -1 for none. */
 int ra_state_swap_pin(const RaState *s);

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -95,71 +94,30 @@ static const char *get_udev_property(void *userdata, const char *key) {
         return udev_device_get_property_value(userdata, key);
 }
 
-static int read_beneath(struct udev_device *u, RaDeviceAttrs *ret);
-
 /*
- * A device on top of others (dm: LUKS, LVM; md RAID) is read through its
- * stack: its first value comes from the disks at the bottom (ra-stack),
- * whose priors are kept here. A plain disk has no slaves and no stack.
+ * A device on top of others (dm: LUKS, LVM; md RAID) is decided from its
+ * stack: the disks at the bottom, read from udev's database exactly as
+ * radaemon's udev helper reads them (ra_stack_read_priors()), whose priors
+ * are kept here. A plain disk has no stack.
  */
 static void read_stack(RaDisk *d, struct udev *udev) {
-        const RaBounds any = { .min_kb = RA_KB_MIN, .max_kb = RA_KB_LIMIT };
-        _cleanup_free_ char *bad = NULL, *slaves = NULL;
-        _cleanup_free_ uint32_t *kb = NULL;
-        char **names = NULL;
-        RaStack *s = NULL;
-        DIR *dir;
-        bool any_slave = false;
-        int r;
+        _cleanup_free_ char *bad = NULL;
 
         d->stack = ra_stack_free(d->stack);
         d->stack_text[0] = '\0';
-        if (asprintf(&slaves, "%s/slaves", d->syspath) < 0)
-                return;
-        dir = opendir(slaves);
-        if (dir) {
-                struct dirent *de;
+        d->beneath_kb = mfree(d->beneath_kb);
+        d->beneath_names = ra_strv_free(d->beneath_names);
 
-                while (!any_slave && (de = readdir(dir)))
-                        any_slave = de->d_name[0] != '.';
-                closedir(dir);
-        }
-        if (!any_slave)
-                return;
-
-        r = ra_stack_read("/sys", d->name, &s, &bad);
-        if (r < 0) {
-                log_debug_errno(r, "%s: cannot read its stack (%s), deciding from its own attributes: %m",
+        d->stack_read = ra_stack_read_priors("/sys", d->name, ra_stack_read_leaf_udev, udev, &d->stack,
+                                             &d->beneath_kb, &d->beneath_names, &bad);
+        if (d->stack_read == -EAGAIN)
+                log_debug("%s: its stack is not settled (%s); deciding once it is.", d->name, bad ?: "?");
+        else if (d->stack_read < 0)
+                log_debug_errno(d->stack_read,
+                                "%s: cannot read its stack (%s), deciding from its own attributes: %m",
                                 d->name, bad ?: "?");
-                return;
-        }
-        kb = calloc(s->n_leaves + 1, sizeof(uint32_t));
-        if (!kb) {
-                ra_stack_free(s);
-                return;
-        }
-        for (size_t i = 0; i < s->n_leaves; i++) {
-                _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
-                struct udev_device *u =
-                        udev_device_new_from_subsystem_sysname(udev, "block", ra_stack_leaf(s, i)->name);
-                RaDecision prior;
-
-                if (!u)
-                        continue;
-                r = read_beneath(u, &a);
-                udev_device_unref(u);
-                if (r < 0)
-                        continue;
-                ra_policy_prior(&a, any, &prior);
-                kb[i] = prior.kb;
-                (void) ra_strv_push(&names, a.name);
-        }
-        d->stack = s;
-        (void) ra_stack_describe(s, d->stack_text);
-        free(d->beneath_kb);
-        d->beneath_kb = TAKE_PTR(kb);
-        ra_strv_free(d->beneath_names);
-        d->beneath_names = names;
+        if (d->stack)
+                (void) ra_stack_describe(d->stack, d->stack_text);
 }
 
 int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_property) {

@@ -86,6 +86,7 @@ typedef struct RaDisk {
         bool beneath_bdi;
         /* RA_KIND_DISK on top of others (dm, md): the stack, its leaves' priors in beneath_kb. */
         RaStack *stack;
+        int stack_read; /* what ra_stack_read_priors() said: ra_stack_decide() needs it */
         char stack_text[RA_STACK_DESCRIBE_MAX]; /* "dm-1 (LUKS) on md0 (raid1) on sda2, sdb2"; "" */
 
         bool announced; /* the decision has been logged at info level */

@@ -323,11 +323,9 @@ void ra_manager_tune_disk(Manager *m, RaDisk *d, const char *event) {
                 d->settings.prior = &d->bdi_prior;
         } else {
                 ra_settings_for_device(m->config, m->state, d->name, d->identity, &d->settings);
-                if (d->stack) {
-                        ra_stack_prior(d->stack, d->beneath_kb, ra_policy_bounds(&d->attrs, &d->settings),
-                                       &d->bdi_prior);
+                if (ra_stack_decide(d->stack_read, d->stack, d->beneath_kb,
+                                    ra_policy_bounds(&d->attrs, &d->settings), &d->bdi_prior))
                         d->settings.prior = &d->bdi_prior;
-                }
         }
         /* What this run has learned, and whether it yields, are newer than the store. */
         d->settings.learned_kb = d->model.learned_kb;

@@ -21,6 +21,8 @@
 #define MONITOR_BUFFER_BYTES (128 * 1024 * 1024)
 /* Quiet udev work for this long, and freed memory goes back to the kernel. */
 #define TRIM_AFTER_USEC (1 * 1000 * 1000)
+/* The event a top of a stack is decided again for, when a disk beneath it changed. */
+#define STACK_EVENT "stack change"
 
 /*
  * A disk read from an event or an enumeration, to be tuned once the state
@@ -115,8 +117,22 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
                 return;
         }
 
-        /* The kernel re-read the device, or the configuration changed: radaemon's value applies again. */
-        d->external = false;
+        /*
+         * The kernel re-read the device, or the configuration changed: radaemon's
+         * value applies again. Not for a change beneath: an administrator's value
+         * on the top is still theirs.
+         */
+        if (!ra_streq(event, STACK_EVENT))
+                d->external = false;
+        /* Before anything is stored under the new identity, or the old entry would never move. */
+        r = ra_state_carry_over(m->state, &d->attrs, d->identity);
+        if (r > 0) {
+                log_info("%s: what was stored under its kernel name is kept under %s from now on.", name,
+                         d->identity);
+                m->state_dirty = true;
+        } else if (r < 0)
+                log_warning_errno(r, "%s: cannot carry over what was stored under its kernel name: %m",
+                                  name);
         ra_manager_disk_identified(m, d, ret->before.identity);
         ret->disk = d;
 }
@@ -271,7 +287,45 @@ static void bdi_event(Manager *m, struct udev_device *dev, const char *action) {
                 d->reread = true;
 }
 
+static bool manages_disk(void *userdata, const char *name) {
+        RaDisk *d = ra_manager_find_disk(userdata, name);
+
+        return d && d->kind == RA_KIND_DISK;
+}
+
+/*
+ * A dm or md device is decided from the disks beneath it, which have events
+ * of their own (a rule sets a disk's rotational flag, a size is re-read, an
+ * md member comes or goes) that the device on top never sees: each managed
+ * top above the disks in changed is read and decided again, as for an event
+ * of its own, and the bus told.
+ */
+static void redecide_tops(Manager *m, char *const *changed) {
+        _cleanup_(ra_strv_freep) char **tops = NULL;
+        _cleanup_free_ Prepared *items = NULL;
+        Batch batch = {};
+        int r;
+
+        r = ra_stack_tops_to_redecide("/sys", changed, manages_disk, m, &tops);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot find the devices on top of the disks that changed: %m");
+                return;
+        }
+        for (size_t i = 0; tops && tops[i]; i++) {
+                struct udev_device *dev = udev_device_new_from_subsystem_sysname(m->udev, "block", tops[i]);
+
+                if (!dev)
+                        continue; /* gone: its "remove" is on its way */
+                log_debug("%s: a disk beneath it changed; deciding again.", tops[i]);
+                batch_add(m, &batch, dev, STACK_EVENT);
+                udev_device_unref(dev);
+        }
+        batch_finish(m, &batch);
+        items = batch.items;
+}
+
 static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        _cleanup_(ra_strv_freep) char **changed = NULL;
         _cleanup_free_ Prepared *items = NULL;
         Manager *m = userdata;
         Batch batch = {};
@@ -293,13 +347,20 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
                 if (ra_streq(udev_device_get_subsystem(dev), "bdi")) {
                         bdi_event(m, dev, action);
                         bdis = true;
-                } else
+                } else {
                         batch_add(m, &batch, dev, action);
+                        /* Managed or not, a disk beneath a managed stack decides its top. */
+                        if (!ra_streq(action, "remove") && udev_device_get_sysname(dev) &&
+                            !ra_strv_contains(changed, udev_device_get_sysname(dev)) &&
+                            ra_strv_push(&changed, udev_device_get_sysname(dev)) < 0)
+                                (void) log_oom();
+                }
                 udev_device_unref(dev);
         }
         error = errno;
         batch_finish(m, &batch);
         items = batch.items;
+        redecide_tops(m, changed);
         if (bdis)
                 ra_bdiwatch_scan(m, "udev");
         schedule_trim(m);

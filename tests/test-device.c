@@ -239,6 +239,43 @@ START_TEST(test_identity) {
 }
 END_TEST
 
+/* Identity of a stacked device from the properties udev gives it, read as the daemon reads them. */
+static char *stacked_identity(const char *name, const char *const *props) {
+        _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = { .name = strdup(name) };
+        char *id = NULL;
+
+        ck_assert_ptr_nonnull(a.name);
+        ck_assert_int_eq(ra_device_attrs_read_properties(&a, get_from_list, (void *) props, NULL), 0);
+        ck_assert_int_eq(ra_device_identity(&a, &id), 0);
+        return id;
+}
+
+START_TEST(test_identity_stacked) {
+        const char *lvm[] = { "DM_UUID", "LVM-Xq3pVd0kq8Yy1l2GmXgS0vJc5m6tQWqZ", "DM_NAME", "vg0-home",
+                              NULL };
+        const char *luks[] = { "DM_UUID", "CRYPT-LUKS2-6f0f3c1e8c2b4a8e9d5f2b7a1c9e4d30-luks-6f0f", NULL };
+        const char *md[] = { "MD_UUID", "3a1b2c4d:5e6f7081:92a3b4c5:d6e7f809", "MD_LEVEL", "raid0", NULL };
+        /* A member disk carries its array's MD_UUID too (mdadm --examine --export): not its identity. */
+        const char *member[] = { "MD_UUID", "3a1b2c4d:5e6f7081:92a3b4c5:d6e7f809", "ID_SERIAL", "WDC_1",
+                                 NULL };
+        const char *no_uuid[] = { "DM_NAME", "plain", NULL };
+        _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *d = NULL, *e = NULL;
+
+        /* dm-N and mdN follow creation order; what udev reads from dm and md does not. */
+        a = stacked_identity("dm-0", lvm);
+        ck_assert_str_eq(a, "dm:LVM-Xq3pVd0kq8Yy1l2GmXgS0vJc5m6tQWqZ");
+        b = stacked_identity("dm-3", luks);
+        ck_assert_str_eq(b, "dm:CRYPT-LUKS2-6f0f3c1e8c2b4a8e9d5f2b7a1c9e4d30-luks-6f0f");
+        c = stacked_identity("md127", md);
+        ck_assert_str_eq(c, "md:3a1b2c4d:5e6f7081:92a3b4c5:d6e7f809");
+        d = stacked_identity("sdb", member);
+        ck_assert_str_eq(d, "serial:WDC_1");
+        /* A table without a uuid has nothing stable but its name. */
+        e = stacked_identity("dm-5", no_uuid);
+        ck_assert_str_eq(e, "name:dm-5");
+}
+END_TEST
+
 START_TEST(test_transport) {
         static const struct {
                 const char *name, *bus, *syspath, *want;
@@ -270,6 +307,7 @@ int main(void) {
         tcase_add_test(tc, test_properties);
         tcase_add_test(tc, test_properties_bad);
         tcase_add_test(tc, test_identity);
+        tcase_add_test(tc, test_identity_stacked);
         tcase_add_test(tc, test_transport);
         suite_add_tcase(s, tc);
 

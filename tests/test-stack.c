@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <check.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 
 #include "ra-policy.h"
@@ -731,6 +733,174 @@ START_TEST(test_prior_no_leaf_prior) {
 }
 END_TEST
 
+/* --- deciding, as radaemon and its udev helper both do ------------------------------------------------ */
+
+/* Reads leaves from a recorded tree as radaemon reads disks; missing is a leaf that cannot be read yet. */
+typedef struct TreeLeaves {
+        const char *root;
+        const char *missing;
+} TreeLeaves;
+
+static const char *no_property(void *userdata, const char *key) {
+        return NULL;
+}
+
+static int read_tree_leaf(void *userdata, const char *name, RaDeviceAttrs *ret) {
+        const TreeLeaves *t = userdata;
+        _cleanup_close_ int fd = -1;
+        char link[4200], syspath[PATH_MAX];
+
+        if (ra_streq(name, t->missing))
+                return -ENODEV;
+        snprintf(link, sizeof(link), "%s/block/%s", t->root, name);
+        if (!realpath(link, syspath))
+                return -ENODEV;
+        fd = open(syspath, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -ENODEV;
+        return ra_device_read(ret, name, fd, syspath, no_property, NULL, NULL, NULL);
+}
+
+/* Both steps; returns what ra_stack_read_priors() did, *ret_taken what ra_stack_decide() did. */
+static int decide(const char *root, const char *name, const char *missing, char **ret_leaves,
+                  RaDecision *ret, bool *ret_taken) {
+        _cleanup_(ra_stack_freep) RaStack *s = NULL;
+        _cleanup_(ra_strv_freep) char **names = NULL;
+        _cleanup_free_ uint32_t *kb = NULL;
+        _cleanup_free_ char *bad = NULL;
+        TreeLeaves t = { .root = root, .missing = missing };
+        int r;
+
+        r = ra_stack_read_priors(root, name, read_tree_leaf, &t, &s, &kb, &names, &bad);
+        *ret_taken = ra_stack_decide(r, s, kb, bounds, ret);
+        if (ret_leaves) {
+                char joined[256] = "";
+
+                for (size_t i = 0; names && names[i]; i++)
+                        snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined), "%s%s",
+                                 i > 0 ? " " : "", names[i]);
+                *ret_leaves = strdup(joined);
+        }
+        return r;
+}
+
+START_TEST(test_decide_settled) {
+        _cleanup_free_ char *root = test_tree_load("luks-lvm-raid1"), *raid0 = test_tree_load("md-raid0");
+        _cleanup_free_ char *leaves = NULL;
+        RaDecision d;
+        bool taken;
+
+        ck_assert_int_eq(decide(root, "dm-1", NULL, &leaves, &d, &taken), 1);
+        ck_assert(taken);
+        ck_assert_uint_eq(d.kb, 512);
+        ck_assert_str_eq(leaves, "sda sdb");
+
+        /*
+         * The top's own rotational flag is what the kernel saw of the disks when
+         * the array ran, maybe before a rule set theirs: the disks' own count.
+         */
+        test_write(raid0, "devices/virtual/block/md0/queue/rotational", "0\n");
+        ck_assert_int_eq(decide(raid0, "md0", NULL, NULL, &d, &taken), 1);
+        ck_assert_uint_eq(d.kb, 3 * 1024);
+        test_write(raid0, RAID0_SD(2, 1) "sdb/queue/rotational", "0\n");
+        test_write(raid0, RAID0_SD(3, 2) "sdc/queue/rotational", "0\n");
+        test_write(raid0, RAID0_SD(4, 3) "sdd/queue/rotational", "0\n");
+        test_write(raid0, "devices/virtual/block/md0/queue/rotational", "1\n");
+        ck_assert_int_eq(decide(raid0, "md0", NULL, NULL, &d, &taken), 1);
+        ck_assert_uint_eq(d.kb, 3 * 512);
+
+        test_rm_rf(root);
+        test_rm_rf(raid0);
+}
+END_TEST
+
+START_TEST(test_decide_plain) {
+        _cleanup_free_ char *root = test_tree_load("plain-vda");
+        RaDecision d;
+        bool taken;
+
+        /* Nothing beneath: decided from its own attributes, as any disk. */
+        ck_assert_int_eq(decide(root, "vda", NULL, NULL, &d, &taken), 0);
+        ck_assert(!taken);
+
+        test_rm_rf(root);
+}
+END_TEST
+
+START_TEST(test_decide_unsettled) {
+        _cleanup_free_ char *root = test_tree_load("luks-lvm-raid1");
+        char path[4200];
+        RaDecision d;
+        bool taken;
+
+        /*
+         * A disk beneath that cannot be read yet would leave the other's prior,
+         * or the kernel default, depending on the moment: nothing is decided
+         * until it can be.
+         */
+        ck_assert_int_eq(decide(root, "dm-1", "sdb", NULL, &d, &taken), -EAGAIN);
+        ck_assert(taken);
+        ck_assert_uint_eq(d.kb, 0);
+        ck_assert_msg(strstr(d.reason, "not settled"), "%s", d.reason);
+
+        /* Nor while a device in the stack is going or coming. */
+        snprintf(path, sizeof(path), "%s/%s", root, RAID1_SDB);
+        test_rm_rf(path);
+        ck_assert_int_eq(decide(root, "dm-1", NULL, NULL, &d, &taken), -EAGAIN);
+        ck_assert(taken);
+        ck_assert_uint_eq(d.kb, 0);
+
+        /* A stack this module refuses is decided from the device's own attributes, by both alike. */
+        ck_assert_int_eq(decide("/nonexistent", "sda", NULL, NULL, &d, &taken), -ENOENT);
+        ck_assert(!taken);
+
+        test_rm_rf(root);
+}
+END_TEST
+
+/* --- what a change beneath decides again ------------------------------------------------------------ */
+
+static bool managed_except(void *userdata, const char *name) {
+        return !ra_streq(name, userdata);
+}
+
+static void assert_tops_to_redecide(const char *root, const char *changed_words, const char *unmanaged,
+                                    const char *expected) {
+        _cleanup_(ra_strv_freep) char **changed = NULL, **tops = NULL;
+        _cleanup_free_ char *words = strdup(changed_words);
+        char *save = NULL;
+
+        for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
+                ck_assert_int_eq(ra_strv_push(&changed, w), 0);
+        ck_assert_int_eq(ra_stack_tops_to_redecide(root, changed, managed_except, (void *) unmanaged, &tops),
+                         0);
+        assert_strv(tops, expected);
+}
+
+START_TEST(test_tops_to_redecide) {
+        _cleanup_free_ char *root = test_tree_load("luks-lvm-raid1"), *raid0 = test_tree_load("md-raid0"),
+                            *plain = test_tree_load("plain-vda");
+
+        /* A disk at the bottom, or a device in the middle: the top decides from them. */
+        assert_tops_to_redecide(root, "sda", "", "dm-1");
+        assert_tops_to_redecide(root, "md0", "", "dm-1");
+        /* Several beneath one top, in one burst: decided once. */
+        assert_tops_to_redecide(root, "sdb md0 sda", "", "dm-1");
+        assert_tops_to_redecide(raid0, "sdb sdc sdd", "", "md0");
+        /* A top that had its own event in the burst was decided with it. */
+        assert_tops_to_redecide(root, "sda dm-1", "", "");
+        /* A disk is not its own top, and one radaemon does not manage is left alone. */
+        assert_tops_to_redecide(plain, "vda", "", "");
+        assert_tops_to_redecide(root, "sda", "dm-1", "");
+        /* A disk gone by the time its event is handled has no tops to tell. */
+        assert_tops_to_redecide(root, "sdz sda", "", "dm-1");
+
+        test_rm_rf(root);
+        test_rm_rf(raid0);
+        test_rm_rf(plain);
+}
+END_TEST
+
 static Suite *stack_suite(void) {
         Suite *s = suite_create("stack");
         TCase *tc = tcase_create("read");
@@ -757,6 +927,13 @@ static Suite *stack_suite(void) {
         tcase_add_test(tc, test_prior_plain_disk);
         tcase_add_test(tc, test_prior_io_opt_hint);
         tcase_add_test(tc, test_prior_no_leaf_prior);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("decide");
+        tcase_add_test(tc, test_decide_settled);
+        tcase_add_test(tc, test_decide_plain);
+        tcase_add_test(tc, test_decide_unsettled);
+        tcase_add_test(tc, test_tops_to_redecide);
         suite_add_tcase(s, tc);
         return s;
 }

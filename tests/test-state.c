@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ra-device.h"
 #include "ra-state.h"
 #include "ra-util.h"
 #include "test-helpers.h"
@@ -232,6 +233,51 @@ START_TEST(test_save_fails_cleanly) {
 }
 END_TEST
 
+/* What an earlier radaemon kept under "name:dm-0" moves, once, to the device's new identity. */
+START_TEST(test_carry_over) {
+        _cleanup_(ra_state_freep) RaState *s = NULL;
+        _cleanup_free_ char *text = NULL;
+        RaDeviceAttrs lv = { .name = (char *) "dm-0", .dm_uuid = (char *) "LVM-aaaa" },
+                      other = { .name = (char *) "dm-0", .dm_uuid = (char *) "LVM-bbbb" },
+                      md = { .name = (char *) "md127", .md_uuid = (char *) "3a1b:5e6f" },
+                      disk = { .name = (char *) "sdb" };
+        const RaStateEntry *e;
+
+        s = parse("device name:dm-0 original=32768 pin=1024 learned=2048\n"
+                  "device name:md127 original=1024 learned=512\n"
+                  "device md:3a1b:5e6f original=1024 learned=4096\n"
+                  "device name:sdb original=128 pin=64\n",
+                  0, NULL);
+
+        ck_assert_int_eq(ra_state_carry_over(s, &lv, "dm:LVM-aaaa"), 1);
+        e = ra_state_find(s, "dm:LVM-aaaa");
+        ck_assert_ptr_nonnull(e);
+        ck_assert_uint_eq(e->pin_kb, 1024);
+        ck_assert_uint_eq(e->learned_kb, 2048);
+        ck_assert(e->has_original);
+        ck_assert_uint_eq(e->original_kb, 32768);
+        ck_assert_ptr_null(ra_state_find(s, "name:dm-0"));
+
+        /* Once: the next volume to be called dm-0 finds nothing under the old name. */
+        ck_assert_int_eq(ra_state_carry_over(s, &other, "dm:LVM-bbbb"), 0);
+        ck_assert_ptr_null(ra_state_find(s, "dm:LVM-bbbb"));
+        ck_assert_int_eq(ra_state_carry_over(s, &lv, "dm:LVM-aaaa"), 0);
+
+        /* What is stored under the new identity wins; the old entry is left alone. */
+        ck_assert_int_eq(ra_state_carry_over(s, &md, "md:3a1b:5e6f"), 0);
+        ck_assert_uint_eq(ra_state_learned(s, "md:3a1b:5e6f"), 4096);
+        ck_assert_uint_eq(ra_state_learned(s, "name:md127"), 512);
+
+        /* A plain disk's identity did not change. */
+        ck_assert_int_eq(ra_state_carry_over(s, &disk, "name:sdb"), 0);
+        ck_assert_uint_eq(ra_state_pin(s, "name:sdb"), 64);
+
+        ck_assert_int_eq(ra_state_format(s, &text), 0);
+        ck_assert_msg(strstr(text, "device dm:LVM-aaaa original=32768 pin=1024 learned=2048\n"), "%s", text);
+        ck_assert_msg(!strstr(text, "name:dm-0"), "%s", text);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("state");
         TCase *tc = tcase_create("store");
@@ -245,6 +291,7 @@ int main(void) {
         tcase_add_test(tc, test_nul_and_no_newline);
         tcase_add_test(tc, test_save_load);
         tcase_add_test(tc, test_save_fails_cleanly);
+        tcase_add_test(tc, test_carry_over);
         suite_add_tcase(s, tc);
 
         return test_run(s);

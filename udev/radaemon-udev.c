@@ -8,7 +8,8 @@
  *
  * It never opens the device (udev has probed it already), so a slow or dying
  * disk cannot hold up udev: it reads sysfs, the properties udev hands it in
- * the environment, and two small files. Stdout is for IMPORT{program} only:
+ * the environment, two small files, and for a dm or md device, udev's
+ * database of the disks beneath it. Stdout is for IMPORT{program} only:
  * KEY=value lines; everything else goes to stderr, which udev logs at debug
  * level.
  */
@@ -17,6 +18,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <libudev.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +30,7 @@
 #include "ra-device.h"
 #include "ra-policy.h"
 #include "ra-settings.h"
+#include "ra-stack.h"
 #include "ra-state.h"
 #include "ra-util.h"
 
@@ -191,9 +194,13 @@ static const char *event_name(void) {
  */
 static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *ret, bool *ret_restored) {
         _cleanup_(ra_state_freep) RaState *state = NULL;
-        _cleanup_free_ char *identity = NULL;
+        _cleanup_(ra_stack_freep) RaStack *stack = NULL;
+        _cleanup_free_ char *identity = NULL, *bad = NULL;
+        _cleanup_free_ uint32_t *leaf_kb = NULL;
+        struct udev *udev = NULL;
         RaSettings settings;
-        int r;
+        RaDecision prior;
+        int r, stack_read;
 
         r = ra_device_identity(a, &identity);
         if (r < 0)
@@ -202,8 +209,34 @@ static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *re
         state = load_state(config->state_dir);
         if (!state)
                 return -ENOMEM;
+        /* As radaemon will move it; only in this copy, as the helper never writes the state. */
+        r = ra_state_carry_over(state, a, identity);
+        if (r < 0)
+                return r;
 
         ra_settings_for_device(config, state, a->name, identity, &settings);
+
+        /*
+         * A dm or md device from the disks at the bottom of its stack, read as
+         * radaemon reads them: from udev's database, which holds them since
+         * their own events (this event's environment is the top's).
+         */
+        udev = udev_new();
+        if (!udev)
+                return -ENOMEM;
+        stack_read = ra_stack_read_priors("/sys", a->name, ra_stack_read_leaf_udev, udev, &stack, &leaf_kb,
+                                          NULL, &bad);
+        udev_unref(udev);
+        if (stack_read == -ENOMEM)
+                return stack_read;
+        if (stack_read < 0 && stack_read != -EAGAIN)
+                fprintf(stderr,
+                        "radaemon-udev: %s: cannot read its stack (%s), deciding from its own "
+                        "attributes: %s\n",
+                        a->name, bad ?: "?", strerror(-stack_read));
+        if (ra_stack_decide(stack_read, stack, leaf_kb, ra_policy_bounds(a, &settings), &prior))
+                settings.prior = &prior;
+
         ra_policy_decide(a, &settings, ret);
         *ret_restored = state->restored;
         return 0;
@@ -385,7 +418,7 @@ static int run(void) {
         _cleanup_close_ int sysfd = -1;
         const char *keys[] = { arg_name, "btrfs", NULL };
         RaDecision decision;
-        bool restored;
+        bool restored = false;
         int r;
 
         r = load_config(&config);
