@@ -223,10 +223,10 @@ static uint32_t random_target(const RaModel *m, const RaObservation *o, const Ra
                                 o->window_kb, RA_ADAPT_RANDOM_EVIDENCE);
                 else
                         ra_reason_format(reason,
-                                         "Random reads dominate: %" PRIu64
-                                         " away from where their files were read over %u intervals (%" PRIu64
+                                         "Random reads dominate (%" PRIu64
+                                         " away from where their files were read over %u intervals, %" PRIu64
                                          " in %" PRIu64 " files in the last, %" PRIu64
-                                         " mmap faults) fetched %" PRIu64 " KiB unasked with %" PRIu32
+                                         " mmap faults) and fetched %" PRIu64 " KiB unasked with %" PRIu32
                                          " KiB windows, so %" PRIu32 " KiB wastes least.",
                                          m->random_reads, m->random_intervals, p->random_reads, p->files,
                                          p->random_faults, m->random_waste / 1024, o->window_kb, target);

@@ -741,7 +741,7 @@ START_TEST(test_policy_random_cuts) {
         ck_assert_uint_eq(run_policy_on("mmap-rand-filemap.raw", true, 128, 10, NULL, &m), 4);
         ck_assert_int_eq(m.set_by, RA_WORKLOAD_RANDOM);
         /* The reason says how much evidence it took. */
-        ck_assert_ptr_nonnull(strstr(m.reason, " intervals ("));
+        ck_assert_ptr_nonnull(strstr(m.reason, " intervals, "));
         ck_assert_ptr_null(strstr(m.reason, "too few"));
         m = (RaModel){};
         ck_assert_uint_eq(run_policy_on("mmap-rand.raw", false, 128, 10, NULL, &m), 4);
