@@ -191,6 +191,14 @@ static bool random_wastes(const RaObservation *o, const RaAdaptLimits *l) {
         return o->traced && o->trace.request_kb >= request_limit_kb(o->window_kb, l->max_sectors_kb) / 2;
 }
 
+/*
+ * Random reads concentrated in the files read, as random work reads them;
+ * not a few in each of many files, as programs starting do.
+ */
+static bool random_dense(const RaPcacheSummary *p) {
+        return p->files > 0 && p->random_reads >= (uint64_t) RA_ADAPT_RANDOM_PER_FILE * p->files;
+}
+
 static uint32_t default_kb(const RaAdaptLimits *l) {
         return l->default_kb > 0 ? l->default_kb : STEP_UP_FROM_KB;
 }
@@ -215,21 +223,23 @@ static uint32_t random_target(const RaModel *m, const RaObservation *o, const Ra
                 if (target == floor_kb && m->random_reads < RA_ADAPT_RANDOM_EVIDENCE)
                         ra_reason_format(
                                 reason,
-                                "Random reads dominate, but %" PRIu64 " over %u intervals (%" PRIu64
-                                " in %" PRIu64
-                                " files in the last) are too few to go below the kernel's default: %" PRIu32
-                                " KiB wastes less than %" PRIu32 " KiB until %d say so.",
-                                m->random_reads, m->random_intervals, p->random_reads, p->files, target,
-                                o->window_kb, RA_ADAPT_RANDOM_EVIDENCE);
+                                "Random reads dominate, but %" PRIu64
+                                " over %u intervals of %d or more a file (%" PRIu64 " in %" PRIu64
+                                " files in the last) are too few to go below the kernel's "
+                                "default: %" PRIu32 " KiB wastes less than %" PRIu32 " KiB until %d say so.",
+                                m->random_reads, m->random_intervals, RA_ADAPT_RANDOM_PER_FILE,
+                                p->random_reads, p->files, target, o->window_kb, RA_ADAPT_RANDOM_EVIDENCE);
                 else
-                        ra_reason_format(reason,
-                                         "Random reads dominate (%" PRIu64
-                                         " away from where their files were read over %u intervals, %" PRIu64
-                                         " in %" PRIu64 " files in the last, %" PRIu64
-                                         " mmap faults) and fetched %" PRIu64 " KiB unasked with %" PRIu32
-                                         " KiB windows, so %" PRIu32 " KiB wastes least.",
-                                         m->random_reads, m->random_intervals, p->random_reads, p->files,
-                                         p->random_faults, m->random_waste / 1024, o->window_kb, target);
+                        ra_reason_format(
+                                reason,
+                                "Random reads dominate (%" PRIu64
+                                " away from where their files were read, %d or more a file, over %u "
+                                "intervals, %" PRIu64 " in %" PRIu64 " files in the last, %" PRIu64
+                                " mmap faults) and fetched %" PRIu64 " KiB unasked with %" PRIu32
+                                " KiB windows, so %" PRIu32 " KiB wastes least.",
+                                m->random_reads, RA_ADAPT_RANDOM_PER_FILE, m->random_intervals,
+                                p->random_reads, p->files, p->random_faults, m->random_waste / 1024,
+                                o->window_kb, target);
                 return target;
         }
         ra_reason_format(reason,
@@ -349,9 +359,16 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         m->busy++;
         if (c == RA_WORKLOAD_RANDOM && random_wastes(o, l)) {
                 m->waste_at = m->busy;
-                m->random_reads += o->pcache.random_reads;
-                m->random_waste += o->pcache.waste_bytes;
-                m->random_intervals++;
+                /*
+                 * A few reads in each of many files (programs starting) add nothing however often
+                 * they come, but end no streak either: a random workload's quiet moments look the
+                 * same, and forgetting its evidence at each would only delay its cut.
+                 */
+                if (random_dense(&o->pcache)) {
+                        m->random_reads += o->pcache.random_reads;
+                        m->random_waste += o->pcache.waste_bytes;
+                        m->random_intervals++;
+                }
         }
 
         credit_throughput(m, c, o);
