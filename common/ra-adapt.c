@@ -191,23 +191,55 @@ static bool random_wastes(const RaObservation *o, const RaAdaptLimits *l) {
         return o->traced && o->trace.request_kb >= request_limit_kb(o->window_kb, l->max_sectors_kb) / 2;
 }
 
+/*
+ * Random reads concentrated in the files read, as random work reads them;
+ * not a few in each of many files, as programs starting do.
+ */
+static bool random_dense(const RaPcacheSummary *p) {
+        return p->files > 0 && p->random_reads >= (uint64_t) RA_ADAPT_RANDOM_PER_FILE * p->files;
+}
+
+static uint32_t default_kb(const RaAdaptLimits *l) {
+        return l->default_kb > 0 ? l->default_kb : STEP_UP_FROM_KB;
+}
+
 /* Random access: shrink only where read-around wastes. */
-static uint32_t random_target(const RaObservation *o, const RaAdaptLimits *l,
+static uint32_t random_target(const RaModel *m, const RaObservation *o, const RaAdaptLimits *l,
                               char reason[static RA_REASON_MAX]) {
         const RaTraceSummary *t = &o->trace;
         const RaPcacheSummary *p = &o->pcache;
-        uint32_t target = clamp_to_limits(RA_KB_MIN, l);
+        uint32_t target = clamp_to_limits(RA_KB_MIN, l), floor_kb = clamp_to_limits(default_kb(l), l);
 
         if (o->window_kb <= target || !random_wastes(o, l))
                 return 0;
         if (o->evidence >= RA_EVIDENCE_FILEMAP) {
-                ra_reason_format(reason,
-                                 "Random reads dominate (%" PRIu64 " away from where their %" PRIu64
-                                 " files were read, %" PRIu64 " of them mmap faults) and fetched %" PRIu64
-                                 " KiB nobody asked for around them with %" PRIu32
-                                 " KiB windows, so %" PRIu32 " KiB wastes least.",
-                                 p->random_reads, p->files, p->random_faults, p->waste_bytes / 1024,
-                                 o->window_kb, target);
+                /* Too little to tell a random workload from programs starting: no lower than the kernel's.
+                 */
+                if (target < floor_kb && m->random_reads < RA_ADAPT_RANDOM_EVIDENCE) {
+                        if (o->window_kb <= floor_kb)
+                                return 0;
+                        target = floor_kb;
+                }
+                if (target == floor_kb && m->random_reads < RA_ADAPT_RANDOM_EVIDENCE)
+                        ra_reason_format(
+                                reason,
+                                "Random reads dominate, but %" PRIu64
+                                " over %u intervals of %d or more a file (%" PRIu64 " in %" PRIu64
+                                " files in the last) are too few to go below the kernel's "
+                                "default: %" PRIu32 " KiB wastes less than %" PRIu32 " KiB until %d say so.",
+                                m->random_reads, m->random_intervals, RA_ADAPT_RANDOM_PER_FILE,
+                                p->random_reads, p->files, target, o->window_kb, RA_ADAPT_RANDOM_EVIDENCE);
+                else
+                        ra_reason_format(
+                                reason,
+                                "Random reads dominate (%" PRIu64
+                                " away from where their files were read, %d or more a file, over %u "
+                                "intervals, %" PRIu64 " in %" PRIu64 " files in the last, %" PRIu64
+                                " mmap faults) and fetched %" PRIu64 " KiB unasked with %" PRIu32
+                                " KiB windows, so %" PRIu32 " KiB wastes least.",
+                                m->random_reads, RA_ADAPT_RANDOM_PER_FILE, m->random_intervals,
+                                p->random_reads, p->files, p->random_faults, m->random_waste / 1024,
+                                o->window_kb, target);
                 return target;
         }
         ra_reason_format(reason,
@@ -319,12 +351,25 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         if (c != m->pending) {
                 m->pending = c;
                 m->pending_count = 0;
+                m->random_reads = m->random_waste = 0;
+                m->random_intervals = 0;
         }
         m->pending_count++;
         m->since_change++;
         m->busy++;
-        if (c == RA_WORKLOAD_RANDOM && random_wastes(o, l))
+        if (c == RA_WORKLOAD_RANDOM && random_wastes(o, l)) {
                 m->waste_at = m->busy;
+                /*
+                 * A few reads in each of many files (programs starting) add nothing however often
+                 * they come, but end no streak either: a random workload's quiet moments look the
+                 * same, and forgetting its evidence at each would only delay its cut.
+                 */
+                if (random_dense(&o->pcache)) {
+                        m->random_reads += o->pcache.random_reads;
+                        m->random_waste += o->pcache.waste_bytes;
+                        m->random_intervals++;
+                }
+        }
 
         credit_throughput(m, c, o);
 
@@ -332,7 +377,7 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
                 return false;
 
         if (c == RA_WORKLOAD_RANDOM)
-                target = random_target(o, l, reason);
+                target = random_target(m, o, l, reason);
         else if (c == RA_WORKLOAD_SEQUENTIAL && (o->traced || paged(o)))
                 target = sequential_target(m, o, l, reason);
 

@@ -55,6 +55,16 @@
  * goes past the kernel's default; a larger window already measured faster
  * is still taken.
  *
+ * Page-cache evidence takes a window below the kernel's default only once
+ * the random reads that wasted windows reach RA_ADAPT_RANDOM_EVIDENCE,
+ * summed over the busy intervals of one random streak where they came
+ * RA_ADAPT_RANDOM_PER_FILE or more to each file read. Programs starting (a
+ * boot, a shell script) read a few scattered pages of each of many files:
+ * that is not a random workload, and the disk every program is loaded from
+ * must not lose its readahead to it, however many such intervals add up.
+ * Those intervals neither count nor end the streak. Down to the kernel's
+ * default needs no more than the confirmation.
+ *
  * Hysteresis: a workload class must hold for RA_ADAPT_CONFIRM busy intervals
  * (idle ones between them neither count nor break it: a job of one-second
  * runs with pauses confirms over three runs) and a change must be
@@ -69,6 +79,30 @@
 #define RA_ADAPT_STRENGTH_MAX 10
 /* Random waste this many busy intervals ago or less holds trials at the kernel's default. */
 #define RA_ADAPT_RECENT 30
+/*
+ * Reads away from their file's last position, over the busy intervals that
+ * confirm a random workload, before page-cache evidence takes a window below
+ * the kernel's default. A Debian 12 VM's boot cut its root disk on 3
+ * intervals of 10; measured through this code on a copy of Debian's /usr
+ * (loop device, read_ahead_kb 128, cold cache), a boot-like run of 30
+ * programs made 568 such reads over its whole run with only the page-cache
+ * fallback (806 with the readahead tracepoints), and python3 started by hand
+ * about 178 an interval. Random mmap reads of one big file make 100-165 a
+ * second on a 150 IOPS disk and 2,000-3,000 on a fast one: they pass this
+ * within seconds, while 1,024 still asks for more than a whole boot's worth.
+ */
+#define RA_ADAPT_RANDOM_EVIDENCE 1024
+/*
+ * An interval counts towards RA_ADAPT_RANDOM_EVIDENCE only with this many of
+ * those reads or more to each file read (its random reads over its files).
+ * Measured as above, scattered phases make 2-12 a file an interval (python3
+ * 178 in 17-18 files, boots and program starts fewer), so a count of them
+ * alone would reach 1,024 after six python3 runs with pauses between; random
+ * work makes 30-3,000 an interval in one or a few files (random mmap reads
+ * of a big file, sqlite and pgbench lookups). 24 is twice the densest
+ * scattered phase, and below the thinnest random one.
+ */
+#define RA_ADAPT_RANDOM_PER_FILE 24
 
 typedef enum RaWorkload {
         RA_WORKLOAD_IDLE,
@@ -95,6 +129,7 @@ typedef struct RaAdaptLimits {
         RaBounds bounds;
         uint32_t size_cap_kb;    /* see ra_adapt_size_cap_kb() */
         uint32_t max_sectors_kb; /* the largest request the device takes; 0: unknown */
+        uint32_t default_kb;     /* the kernel's value for it (its original); 0: 128 */
 } RaAdaptLimits;
 
 /*
@@ -118,12 +153,15 @@ typedef struct RaModel {
 
         RaWorkload pending; /* the class being confirmed */
         unsigned pending_count;
-        unsigned since_change; /* busy intervals since learned_kb changed */
-        RaWorkload set_by;     /* the class that set learned_kb... */
-        unsigned set_strength; /* ...confirmed over this many intervals */
-        RaEvidence evidence;   /* what the latest busy interval was judged from */
-        unsigned busy;         /* busy intervals seen */
-        unsigned waste_at;     /* busy when random reads last wasted windows; 0: never */
+        unsigned since_change;     /* busy intervals since learned_kb changed */
+        RaWorkload set_by;         /* the class that set learned_kb... */
+        unsigned set_strength;     /* ...confirmed over this many intervals */
+        RaEvidence evidence;       /* what the latest busy interval was judged from */
+        unsigned busy;             /* busy intervals seen */
+        unsigned waste_at;         /* busy when random reads last wasted windows; 0: never */
+        uint64_t random_reads;     /* page-cache evidence of the random class being confirmed: */
+        uint64_t random_waste;     /* reads that wasted windows and the bytes they wasted... */
+        unsigned random_intervals; /* ...over this many intervals dense enough to count */
 
         RaPerf perf[RA_ADAPT_PERF_SLOTS];
         size_t n_perf;

@@ -44,6 +44,7 @@ static void mark_beneath(Manager *m) {
 }
 
 static void fuse_watch(Manager *m);
+static uint64_t now_usec(Manager *m);
 
 /*
  * Reads a bdi from what a scan (or, for a btrfs being mounted, sysfs) found;
@@ -93,6 +94,9 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b) {
 
                 d->attrs.read_ahead_kb = was;
                 ra_manager_check_drift(m, d, kb);
+                /* Read after udevd's "add": a write from now on is somebody else's. */
+                if (d->udev_added)
+                        d->udev_add_pending_since = 0;
         } else {
                 const RaStateEntry *e = ra_state_find(m->state, d->identity);
 
@@ -103,6 +107,9 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b) {
                         (void) sd_event_now(m->event, CLOCK_MONOTONIC, &d->fuse_init_pending_since);
                         fuse_watch(m);
                 }
+                /* Those found at start were made before: udevd is done with them. */
+                if (m->ready && !d->udev_added)
+                        d->udev_add_pending_since = now_usec(m);
         }
         if (!d->bdi.mountpoint)
                 log_info("%s: %s being mounted (%s).", d->name, d->bdi.fs_type, d->identity);

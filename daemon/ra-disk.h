@@ -80,6 +80,14 @@ typedef struct RaDisk {
         RaDecision bdi_prior;
         uint32_t server_kb;
         bool reread; /* udevd has finished an event of it: read its properties again at the next scan */
+        /*
+         * Found after radaemon started, until udevd has finished its "add"
+         * (CLOCK_MONOTONIC usec; 0 after): a udev rule's write meanwhile
+         * (nfs-common's nfsrahead) is the bdi's starting value, not someone
+         * else's change. udev_added: udevd's "add" came through the monitor.
+         */
+        uint64_t udev_add_pending_since;
+        bool udev_added;
         /* FUSE: when it was found (CLOCK_MONOTONIC usec), until its server's INIT answer is seen; then 0. */
         uint64_t fuse_init_pending_since;
         /* RA_KIND_DISK: a managed bdi reads through this disk, so its block requests are a file system's. */

@@ -17,6 +17,12 @@
 #include "ra-udev.h"
 #include "ra-util.h"
 
+/*
+ * A bdi whose udev "add" has not come through after this long: udevd is not
+ * running, or lost it; writes from then on are somebody else's.
+ */
+#define UDEV_ADD_WAIT_USEC (30 * UINT64_C(1000000))
+
 /* Someone who changes a value back this often a minute is left to it. */
 #define REASSERT_MAX 3
 #define REASSERT_WINDOW_USEC (60 * UINT64_C(1000000))
@@ -309,6 +315,20 @@ static void write_decision(Manager *m, RaDisk *d, const char *event) {
                  ra_source_to_string(want->source), event, want->reason);
 }
 
+/*
+ * "stays at" is said only of what sysfs holds: a value tracked from before a
+ * write (ours or another's) is written again, and logged as the write it is.
+ */
+static bool sysfs_holds(RaDisk *d, uint32_t kb) {
+        _cleanup_close_ int sysfd = ra_disk_open_sysfs(d);
+        uint32_t now;
+
+        if (sysfd < 0 || ra_apply_read_current(sysfd, d->knob_attr, &now) < 0 || now == kb)
+                return true;
+        d->attrs.read_ahead_kb = now;
+        return false;
+}
+
 void ra_manager_tune_disk(Manager *m, RaDisk *d, const char *event) {
         RaDecision previous = d->decision;
         bool news;
@@ -327,6 +347,9 @@ void ra_manager_tune_disk(Manager *m, RaDisk *d, const char *event) {
                                     ra_policy_bounds(&d->attrs, &d->settings), &d->bdi_prior))
                         d->settings.prior = &d->bdi_prior;
         }
+        /* Yielding: the value to keep is what sysfs holds now, not what was tracked. */
+        if (d->external)
+                (void) sysfs_holds(d, d->attrs.read_ahead_kb);
         /* What this run has learned, and whether it yields, are newer than the store. */
         d->settings.learned_kb = d->model.learned_kb;
         d->settings.learned_reason = d->model.reason;
@@ -339,7 +362,7 @@ void ra_manager_tune_disk(Manager *m, RaDisk *d, const char *event) {
 
         if (d->decision.kb == 0)
                 log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0, "%s: %s", d->name, d->decision.reason);
-        else if (d->decision.kb == d->attrs.read_ahead_kb)
+        else if (d->decision.kb == d->attrs.read_ahead_kb && sysfs_holds(d, d->decision.kb))
                 log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
                                "%s: read_ahead_kb stays at %" PRIu32 " KiB (%s, on %s): %s", d->name,
                                d->decision.kb, ra_source_to_string(d->decision.source), event,
@@ -613,6 +636,29 @@ void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb) {
                         m->state_dirty = true;
                 }
                 ra_manager_tune_disk(m, d, "fuse init");
+                return;
+        }
+
+        /*
+         * Written while udevd runs the bdi's "add" (nfs-common's nfsrahead for
+         * NFS): the system's starting value, its original for Restore, not
+         * an external change. radaemon's decision stands, and is written once
+         * udevd is done (the scan of its "add" decides again), so the two
+         * settle instead of taking turns.
+         */
+        if (d->kind == RA_KIND_BDI && d->udev_add_pending_since > 0 &&
+            now - d->udev_add_pending_since <= UDEV_ADD_WAIT_USEC) {
+                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "udev",
+                         "%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
+                         " KiB during its udev add event (a udev rule, such as nfs-common's nfsrahead): "
+                         "its starting value; radaemon writes %" PRIu32 " KiB when udev is done.",
+                         d->name, was, kb, d->decision.kb);
+                if (ra_state_ensure(m->state, d->identity, &e) >= 0 &&
+                    (!e->has_original || e->original_kb != kb)) {
+                        e->original_kb = kb;
+                        e->has_original = true;
+                        m->state_dirty = true;
+                }
                 return;
         }
 

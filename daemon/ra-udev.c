@@ -278,13 +278,17 @@ int ra_udev_enumerate(Manager *m, const char *event) {
  * A bdi's "add" comes before its mount is in mountinfo, and its "remove"
  * after the mount is gone: both are settled by a scan of the mounts. Once
  * udevd has finished an "add" or a "change" of one radaemon holds, the
- * properties its rules set are there: the scan reads them again.
+ * properties its rules set are there: the scan reads them again, and a
+ * window its rules wrote during the "add" is the bdi's starting value.
  */
 static void bdi_event(Manager *m, struct udev_device *dev, const char *action) {
         RaDisk *d = ra_manager_find_disk(m, udev_device_get_sysname(dev) ?: "");
 
         if (d && d->kind == RA_KIND_BDI && (ra_streq(action, "add") || ra_streq(action, "change")))
                 d->reread = true;
+        /* Its rules have run: what they wrote is read at the scan, as the starting value. */
+        if (d && d->kind == RA_KIND_BDI && ra_streq(action, "add"))
+                d->udev_added = true;
 }
 
 static bool manages_disk(void *userdata, const char *name) {
