@@ -194,3 +194,9 @@ void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *r
         if (ret->kb > 0 && ret->source != RA_SOURCE_EXTERNAL && ret->kb % ra_page_kb() != 0)
                 ret->kb += ra_page_kb() - ret->kb % ra_page_kb();
 }
+
+uint32_t ra_policy_kernel_kb(uint32_t optimal_io_bytes) {
+        uint32_t kb = optimal_io_bytes / 1024u * 2u;
+
+        return kb > 128u ? kb : 128u;
+}

@@ -65,6 +65,13 @@ typedef struct RaDecision {
  */
 uint32_t ra_policy_size_cap_kb(uint64_t size_bytes);
 
+/*
+ * The window the kernel gives a queue from its limits, max(2 × optimal I/O
+ * size, 128 KiB) (block/blk-settings.c), whenever it reads or stacks them
+ * again: a dm table's resume, a member added to an md array.
+ */
+uint32_t ra_policy_kernel_kb(uint32_t optimal_io_bytes);
+
 /* kb within the bounds, in whole 4 KiB pages, never below RA_KB_MIN. */
 uint32_t ra_policy_clamp_kb(uint32_t kb, RaBounds b);
 

@@ -662,6 +662,23 @@ void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb) {
                 return;
         }
 
+        /*
+         * dm and md stack the limits of the devices beneath again when one
+         * comes or goes, and the kernel then puts the window back to its own
+         * value for them, with no event after (Debian 12's 6.1, a member
+         * added to a RAID1): the kernel re-reading the device, as a disk's
+         * "change" is, not somebody's choice. radaemon decides again.
+         */
+        if (d->stack && !d->external && kb != d->decision.kb &&
+            kb == ra_policy_kernel_kb(d->attrs.optimal_io_bytes)) {
+                log_info("%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
+                         " KiB, the kernel's value for its limits: it stacked the devices beneath "
+                         "again; deciding again.",
+                         d->name, was, kb);
+                ra_manager_tune_disk(m, d, "restack");
+                return;
+        }
+
         /* Yielding already: the target is whatever is there. */
         if (d->external) {
                 ra_manager_tune_disk(m, d, "external change");

@@ -49,6 +49,16 @@ START_TEST(test_size_cap) {
 }
 END_TEST
 
+/* What the kernel resets a dm or md device to when it stacks its limits again. */
+START_TEST(test_kernel_kb) {
+        ck_assert_uint_eq(ra_policy_kernel_kb(0), 128);         /* md raid1, linear LV */
+        ck_assert_uint_eq(ra_policy_kernel_kb(64 * 1024), 128); /* 2 × 64 KiB is below the floor */
+        ck_assert_uint_eq(ra_policy_kernel_kb(1024 * 1024),
+                          2048);                                  /* md raid5, 512 KiB chunk, 2 data disks */
+        ck_assert_uint_eq(ra_policy_kernel_kb(16u << 20), 32768); /* a loop device claiming 16 MiB */
+}
+END_TEST
+
 /* The devices of DESIGN.md, as the prior sees them. */
 START_TEST(test_prior_table) {
         static const struct {
@@ -297,6 +307,7 @@ int main(void) {
         TCase *tc = tcase_create("prior");
 
         tcase_add_test(tc, test_size_cap);
+        tcase_add_test(tc, test_kernel_kb);
         tcase_add_test(tc, test_prior_table);
         tcase_add_test(tc, test_prior_no_medium);
         tcase_add_test(tc, test_prior_orders);
