@@ -28,13 +28,15 @@ prop() {
 	ra_busctl get-property org.radaemon.ReadAhead1 "$path" org.radaemon.ReadAhead1.Device "$2" | cut -d' ' -f2-
 }
 
-ra_new_loop a 8G
+# 64 GiB each (sparse): a size that caps neither a loop device's prior nor
+# twice it on the RAID0 of two (2 GiB caps at 128 KiB, doubling each 4x).
+ra_new_loop a 64G
 a=$LOOP
-ra_new_loop b 8G
+ra_new_loop b 64G
 b=$LOOP
 # The dm device has a loop device of its own: one that dm holds cannot be
 # an md member as well (mdadm --create: device busy).
-ra_new_loop c 8G
+ra_new_loop c 64G
 c=$LOOP
 udevadm settle
 names=("$a" "$b" "$c")

@@ -1,0 +1,73 @@
+# shellcheck shell=bash
+# "A && ok ... || fail ...": ok and note only append a line, and never fail.
+# shellcheck disable=SC2015
+# Sourced by tests/vm-guest.sh: the learning cases of tests/pagecache.sh, on
+# Debian 12's kernel, where only filemap:mm_filemap_add_to_page_cache tells
+# radaemon about reads per file. The disk's cost is set as pagecache.sh sets
+# it on the host (150 commands/s, 180 MB/s), by systemd's io.max for the
+# workload's scope, with the page cache held to 256 MiB for the random reads.
+
+# learn_cases DEV PATH LABEL RUNS GROW: ext4 on PATH (kernel name DEV); up to
+# RUNS tars of a tree never take DEV below 128 KiB, and with GROW=grow end at
+# 2048 KiB or more; random mmap reads of a big file bring it to 16 KiB or
+# less. (Through dm-crypt in an emulated CPU the CPU, not the window, bounds a
+# tar: a larger window reads no faster, and radaemon rightly keeps it.)
+learn_cases() {
+	local dev=$1 path=$2 label=$3 runs=$4 grow=$5 mnt=/mnt/learn-$1 prior lowest k run d i after_tar
+	mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$path" || { fail "mkfs.ext4 $path"; return; }
+	mkdir -p "$mnt"
+	mount "$path" "$mnt" || { fail "mount $path"; return; }
+	for d in 0 1 2 3 4 5; do
+		mkdir "$mnt/src$d"
+		for i in $(seq 20); do
+			head -c $((1 << 20)) /dev/urandom >"$mnt/src$d/file$i.c"
+		done
+		for i in 1 2 3; do
+			head -c $((4 << 20)) /dev/urandom >"$mnt/src$d/blob$i.o"
+		done
+	done
+	dd if=/dev/zero of="$mnt/big" bs=1M count=1024 status=none
+	sync
+	local throttle=(-p "IOReadIOPSMax=$path 150" -p "IOReadBandwidthMax=$path 180M")
+
+	prior=$(kb "$dev")
+	lowest=$prior
+	for run in $(seq "$runs"); do
+		umount "$mnt" && mount "$path" "$mnt"
+		systemd-run --quiet --wait --collect "${throttle[@]}" \
+			bash -c "tar -cf - -C '$mnt' --exclude=big . | cat >/dev/null" &
+		local pid=$!
+		while kill -0 "$pid" 2>/dev/null; do
+			k=$(kb "$dev")
+			((k < lowest)) && lowest=$k
+			sleep 0.2
+		done
+		wait "$pid"
+		k=$(kb "$dev")
+		note "$label: tar run $run, $dev at $k KiB (least $lowest): $(racontrol show "$dev" | sed -n 's/^Workload: *//p')"
+		((k >= 2048)) && break
+	done
+	after_tar=$k
+	((lowest >= 128)) && ok "$label: a tar never took $dev below 128 KiB (least $lowest)" ||
+		fail "$label: a tar took $dev down to $lowest KiB"
+	if [[ $grow == grow ]]; then
+		((k >= 2048)) && ok "$label: tar runs took $dev from $prior to $k KiB" ||
+			fail "$label: tar runs left $dev at $k KiB (prior $prior), want >= 2048"
+	else
+		note "$label: $run tar runs left $dev at $k KiB: $(journalctl -u radaemon -o cat --no-pager | grep "^$dev: " | grep -iE 'learn|tried|stays' | tail -n 2 | tr '\n' ' ')"
+	fi
+	[[ $(prop "$dev" evidence) == page-cache ]] || fail "$label: $dev's Evidence is $(prop "$dev" evidence), want page-cache"
+
+	for run in $(seq 6); do
+		umount "$mnt" && mount "$path" "$mnt"
+		systemd-run --quiet --wait --collect "${throttle[@]}" -p MemoryMax=256M \
+			python3 "$H/mmap-faults.py" "$mnt/big" 3
+		k=$(kb "$dev")
+		note "$label: mmap run $run, $dev at $k KiB"
+		((k <= 16)) && break
+	done
+	((k <= 16)) && ok "$label: random mmap reads brought $dev to $k KiB" ||
+		fail "$label: random mmap reads left $dev at $k KiB"
+	say "table-learn: $label | $dev | $prior | $after_tar | $k"
+	umount "$mnt"
+}
