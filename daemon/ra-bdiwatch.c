@@ -121,16 +121,29 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b) {
 }
 
 /*
- * Registers one bdi the scan found; returns it when it is to be decided: new,
- * read again, or known and retune asks.
+ * A bdi a scan is to decide. One the bus knows is snapshot before it is read
+ * again: what the read finds (a FUSE server's INIT answer, a value written
+ * behind radaemon's back, the mount's identity) and the decision after it
+ * go out in one PropertiesChanged.
  */
-static RaDisk *take_bdi(Manager *m, RaBdi *b, bool retune) {
+typedef struct Fresh {
+        RaDisk *disk;
+        RaDiskSnapshot before;
+        bool has_before;
+} Fresh;
+
+/*
+ * Registers one bdi the scan found; fills ret and returns true when it is to
+ * be decided: new, read again, or known and retune asks.
+ */
+static bool take_bdi(Manager *m, RaBdi *b, bool retune, Fresh *ret) {
         RaDisk *d = ra_manager_find_disk(m, b->name);
         const char *keys[4];
         int r;
 
+        *ret = (Fresh){};
         if (d && d->kind != RA_KIND_BDI)
-                return NULL; /* cannot be: no disk is named like a bdi */
+                return false; /* cannot be: no disk is named like a bdi */
         /*
          * A FUSE or NFS bdi's name is its superblock's dev, used again by the
          * next mount: unmounted and mounted again between two scans, it is
@@ -145,42 +158,64 @@ static RaDisk *take_bdi(Manager *m, RaBdi *b, bool retune) {
         if (!ra_config_manages_bdi(m->config, keys)) {
                 if (d)
                         ra_manager_forget_disk(m, d, LOG_INFO, "no longer managed: not in bdis=.");
-                return NULL;
+                return false;
         }
         if (d) {
                 d->seen = true;
                 /* Decided while its mount ran, or udevd has finished with it. */
-                if (d->reread || (!d->bdi.mountpoint && b->mountpoint))
-                        return read_bdi(m, d, b) ? d : NULL;
-                return retune ? d : NULL;
+                if (!d->reread && (d->bdi.mountpoint || !b->mountpoint)) {
+                        if (!retune)
+                                return false;
+                        ret->disk = d;
+                        return true;
+                }
+                /*
+                 * Without memory for the snapshot the read goes on (the next
+                 * scan may be long in coming): settle() tells what its
+                 * decision changes, not what the read found.
+                 */
+                if (d->published) {
+                        ret->has_before = ra_disk_snapshot(d, &ret->before) >= 0;
+                        if (!ret->has_before)
+                                (void) log_oom();
+                }
+                if (!read_bdi(m, d, b)) {
+                        ra_disk_snapshot_clear(&ret->before);
+                        *ret = (Fresh){};
+                        return false;
+                }
+                ret->disk = d;
+                return true;
         }
 
         r = ra_manager_add_disk(m, RA_KIND_BDI, b->name, &d);
         if (r < 0) {
                 log_error_errno(r, "%s: cannot track the bdi: %m", b->name);
-                return NULL;
+                return false;
         }
         d->seen = true;
-        return read_bdi(m, d, b) ? d : NULL;
+        if (!read_bdi(m, d, b))
+                return false;
+        ret->disk = d;
+        return true;
 }
 
 /* The bdis a scan or a mount under way found: originals saved in one save, then each decided. */
-static void settle(Manager *m, RaDisk **fresh, size_t n_fresh, const char *event) {
+static void settle(Manager *m, Fresh *fresh, size_t n_fresh, const char *event) {
         mark_beneath(m);
         (void) ra_manager_flush_state(m);
         for (size_t i = 0; i < n_fresh; i++) {
-                RaDisk *d = fresh[i];
-                RaDiskSnapshot before;
+                RaDisk *d = fresh[i].disk;
 
                 if (!d->published) {
                         ra_manager_tune_disk(m, d, event);
                         ra_bus_disk_added(m, d);
-                } else if (ra_disk_snapshot(d, &before) >= 0) {
+                } else if (fresh[i].has_before || ra_disk_snapshot(d, &fresh[i].before) >= 0) {
                         d->external = false;
                         ra_manager_tune_disk(m, d, event);
-                        ra_bus_disk_changed(m, d, &before);
-                        ra_disk_snapshot_clear(&before);
+                        ra_bus_disk_changed(m, d, &fresh[i].before);
                 }
+                ra_disk_snapshot_clear(&fresh[i].before);
         }
         ra_sampler_disks_changed(m);
 }
@@ -193,7 +228,7 @@ static bool mounting(const RaDisk *d) {
 void ra_bdiwatch_scan(Manager *m, const char *event) {
         /* A reload decides again for the bdis it keeps, as for the disks. */
         bool retune = ra_streq(event, "reload");
-        _cleanup_free_ RaDisk **fresh = NULL;
+        _cleanup_free_ Fresh *fresh = NULL;
         RaBdi *v = NULL;
         size_t n = 0, n_fresh = 0;
         int r;
@@ -204,7 +239,7 @@ void ra_bdiwatch_scan(Manager *m, const char *event) {
                 return;
         }
 
-        fresh = calloc(n + 1, sizeof(RaDisk *));
+        fresh = calloc(n + 1, sizeof(Fresh));
         if (!fresh) {
                 ra_bdi_array_free(v, n);
                 (void) log_oom();
@@ -213,12 +248,9 @@ void ra_bdiwatch_scan(Manager *m, const char *event) {
         for (size_t i = 0; i < m->n_disks; i++)
                 if (m->disks[i]->kind == RA_KIND_BDI)
                         m->disks[i]->seen = false;
-        for (size_t i = 0; i < n; i++) {
-                RaDisk *d = take_bdi(m, &v[i], retune);
-
-                if (d)
-                        fresh[n_fresh++] = d;
-        }
+        for (size_t i = 0; i < n; i++)
+                if (take_bdi(m, &v[i], retune, &fresh[n_fresh]))
+                        n_fresh++;
         ra_bdi_array_free(v, n);
 
         for (size_t i = m->n_disks; i > 0; i--) {
@@ -275,7 +307,7 @@ static uint64_t now_usec(Manager *m) {
 /* One btrfs bdi whose mount is under way: true when settled (decided, not ours, or gone). */
 static bool early_try(Manager *m, const char *name) {
         _cleanup_(ra_bdi_clear) RaBdi b = { .stripes = 1 };
-        RaDisk *d;
+        Fresh fresh;
         int r;
 
         if (ra_manager_find_disk(m, name) || !ra_bdi_exists("/sys", name))
@@ -296,9 +328,8 @@ static bool early_try(Manager *m, const char *name) {
                 return true;
         }
 
-        d = take_bdi(m, &b, false);
-        if (d)
-                settle(m, &d, 1, "mount");
+        if (take_bdi(m, &b, false, &fresh))
+                settle(m, &fresh, 1, "mount");
         return true;
 }
 

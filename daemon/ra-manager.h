@@ -121,7 +121,9 @@ void ra_manager_learned(Manager *m, RaDisk *d);
 /*
  * The sampler read kb from d's read_ahead_kb. If that is not what radaemon
  * left there, someone else changed it: external_changes says whether to
- * yield (Source=external) or to write radaemon's value again.
+ * yield (Source=external) or to write radaemon's value again. It tells the
+ * bus nothing: the caller snapshots d before and announces after, so that
+ * what it read along with kb goes out in the same PropertiesChanged.
  */
 void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb);
 

@@ -207,6 +207,7 @@ static void publish(RaDisk *d, const RaObservation *o) {
 
 int ra_sampler_check_window(Manager *m, RaDisk *d, uint32_t *ret_kb) {
         _cleanup_close_ int sysfd = -1;
+        RaDiskSnapshot before;
         int r;
 
         sysfd = ra_disk_open_sysfs(d);
@@ -218,8 +219,22 @@ int ra_sampler_check_window(Manager *m, RaDisk *d, uint32_t *ret_kb) {
          * A new diskseq means a new medium, whose uevent is on its way: the
          * value the kernel gave it is not somebody else's.
          */
-        if (*ret_kb != d->attrs.read_ahead_kb && read_diskseq(sysfd) == d->attrs.diskseq)
-                ra_manager_check_drift(m, d, *ret_kb);
+        if (*ret_kb == d->attrs.read_ahead_kb || read_diskseq(sysfd) != d->attrs.diskseq)
+                return TAKE_FD(sysfd);
+
+        /*
+         * The new value, and whatever radaemon makes of it (yielding, a write
+         * back, a FUSE server's answer taken as the prior), is told on the
+         * bus as one change. Without memory for the snapshot the change is
+         * left for the next look, rather than made unannounced.
+         */
+        if (ra_disk_snapshot(d, &before) < 0) {
+                (void) log_oom();
+                return TAKE_FD(sysfd);
+        }
+        ra_manager_check_drift(m, d, *ret_kb);
+        ra_bus_disk_changed(m, d, &before);
+        ra_disk_snapshot_clear(&before);
         return TAKE_FD(sysfd);
 }
 
