@@ -319,14 +319,30 @@ static void write_decision(Manager *m, RaDisk *d, const char *event) {
  * "stays at" is said only of what sysfs holds: a value tracked from before a
  * write (ours or another's) is written again, and logged as the write it is.
  */
-static bool sysfs_holds(RaDisk *d, uint32_t kb) {
+/* Yielding: the value to keep is what sysfs holds now, not what was tracked. */
+static void track_sysfs(RaDisk *d) {
         _cleanup_close_ int sysfd = ra_disk_open_sysfs(d);
         uint32_t now;
 
-        if (sysfd < 0 || ra_apply_read_current(sysfd, d->knob_attr, &now) < 0 || now == kb)
-                return true;
-        d->attrs.read_ahead_kb = now;
-        return false;
+        if (sysfd >= 0 && ra_apply_read_current(sysfd, d->knob_attr, &now) >= 0)
+                d->attrs.read_ahead_kb = now;
+}
+
+/*
+ * Before saying a value "stays": whether sysfs still holds it. A value that
+ * moved since it was last read (a FUSE server's INIT answer, a udev rule, the
+ * kernel, somebody) goes through the drift check, which knows each of them
+ * and decides; deciding over it here would write over a server's answer.
+ */
+static bool sysfs_moved(Manager *m, RaDisk *d) {
+        _cleanup_close_ int sysfd = ra_disk_open_sysfs(d);
+        uint32_t now;
+
+        if (sysfd < 0 || ra_apply_read_current(sysfd, d->knob_attr, &now) < 0 ||
+            now == d->attrs.read_ahead_kb)
+                return false;
+        ra_manager_check_drift(m, d, now);
+        return true;
 }
 
 void ra_manager_tune_disk(Manager *m, RaDisk *d, const char *event) {
@@ -347,9 +363,8 @@ void ra_manager_tune_disk(Manager *m, RaDisk *d, const char *event) {
                                     ra_policy_bounds(&d->attrs, &d->settings), &d->bdi_prior))
                         d->settings.prior = &d->bdi_prior;
         }
-        /* Yielding: the value to keep is what sysfs holds now, not what was tracked. */
         if (d->external)
-                (void) sysfs_holds(d, d->attrs.read_ahead_kb);
+                track_sysfs(d);
         /* What this run has learned, and whether it yields, are newer than the store. */
         d->settings.learned_kb = d->model.learned_kb;
         d->settings.learned_reason = d->model.reason;
@@ -362,12 +377,13 @@ void ra_manager_tune_disk(Manager *m, RaDisk *d, const char *event) {
 
         if (d->decision.kb == 0)
                 log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0, "%s: %s", d->name, d->decision.reason);
-        else if (d->decision.kb == d->attrs.read_ahead_kb && sysfs_holds(d, d->decision.kb))
-                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
-                               "%s: read_ahead_kb stays at %" PRIu32 " KiB (%s, on %s): %s", d->name,
-                               d->decision.kb, ra_source_to_string(d->decision.source), event,
-                               d->decision.reason);
-        else if (ra_manager_observing(m))
+        else if (d->decision.kb == d->attrs.read_ahead_kb) {
+                if (!sysfs_moved(m, d))
+                        log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
+                                       "%s: read_ahead_kb stays at %" PRIu32 " KiB (%s, on %s): %s", d->name,
+                                       d->decision.kb, ra_source_to_string(d->decision.source), event,
+                                       d->decision.reason);
+        } else if (ra_manager_observing(m))
                 log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
                                "%s: would change read_ahead_kb %" PRIu32 " -> %" PRIu32
                                " KiB (%s, on %s; observe mode): %s",
