@@ -26,7 +26,7 @@ learn_cases() {
 			head -c $((4 << 20)) /dev/urandom >"$mnt/src$d/blob$i.o"
 		done
 	done
-	dd if=/dev/zero of="$mnt/big" bs=1M count=1024 status=none
+	dd if=/dev/zero of="$mnt/big" bs=1M count=640 status=none
 	sync
 	local throttle=(-p "IOReadIOPSMax=$path 150" -p "IOReadBandwidthMax=$path 180M")
 
