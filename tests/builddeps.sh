@@ -50,22 +50,10 @@ started=$SECONDS
 image=$cache/bookworm-buildd-1
 debs=$cache/bookworm-buildd-debs
 builder=4243
-if [[ ! -f $image/.radaemon-test-image ]]; then
-	rm -rf "$image.tmp"
-	# shellcheck disable=SC2016 # $1 is mmdebstrap's: the root being built
-	if ! unshare --mount --propagation private --pid --fork --kill-child \
-		mmdebstrap --variant=buildd \
-		--customize-hook="chroot \"\$1\" groupadd --gid $builder builder" \
-		--customize-hook="chroot \"\$1\" useradd --create-home --uid $builder --gid $builder builder" \
-		bookworm "$image.tmp" >"$T/mmdebstrap.log" 2>&1; then
-		rm -rf "$image.tmp"
-		ra_fail "mmdebstrap could not build the Debian 12 root: $(tail -n 20 "$T/mmdebstrap.log")"
-	fi
-	touch "$image.tmp/.radaemon-test-image"
-	rm -rf "$image"
-	mv "$image.tmp" "$image"
-	ra_ok "built the Debian 12 build root in $image in $((SECONDS - started)) s"
-fi
+# shellcheck disable=SC2016 # $1 is mmdebstrap's: the root being built
+ra_cached_root "$image" "the Debian 12 build root" --variant=buildd \
+	--customize-hook="chroot \"\$1\" groupadd --gid $builder builder" \
+	--customize-hook="chroot \"\$1\" useradd --create-home --uid $builder --gid $builder builder"
 mkdir -p "$debs/partial"
 
 # --- the build -----------------------------------------------------------------

@@ -463,6 +463,29 @@ ra_cleanup() {
 	exit "$rc"
 }
 
+# ra_cached_root DIR WHAT MMDEBSTRAP_ARGS...: a Debian 12 root that
+# mmdebstrap builds into DIR once and later runs reuse: rebuilt only when
+# DIR lacks the stamp of a finished build (a test changes what goes in by
+# changing the number in DIR's name). mmdebstrap runs in namespaces of its
+# own, so nothing it mounts in the root outlives it (a /proc left mounted in
+# it was seen). WHAT names the root in messages.
+ra_cached_root() {
+	local dir=$1 what=$2 start=$SECONDS
+	shift 2
+	[[ ! -f $dir/.radaemon-test-image ]] || return 0
+	mkdir -p "$(dirname "$dir")"
+	rm -rf "$dir.tmp"
+	if ! unshare --mount --propagation private --pid --fork --kill-child \
+		mmdebstrap "$@" bookworm "$dir.tmp" >"$T/mmdebstrap.log" 2>&1; then
+		rm -rf "$dir.tmp"
+		ra_fail "mmdebstrap could not build $what: $(tail -n 20 "$T/mmdebstrap.log")"
+	fi
+	touch "$dir.tmp/.radaemon-test-image"
+	rm -rf "$dir"
+	mv "$dir.tmp" "$dir"
+	ra_ok "built $what in $dir in $((SECONDS - start)) s"
+}
+
 # ra_copy_source DIR: the source tree a package is built from, copied to DIR:
 # in a git checkout the tracked files and new ones, as they are in the
 # working tree; elsewhere (a dist tarball) all but build/.

@@ -28,15 +28,16 @@ prop() {
 	ra_busctl get-property org.radaemon.ReadAhead1 "$path" org.radaemon.ReadAhead1.Device "$2" | cut -d' ' -f2-
 }
 
-# 64 GiB each (sparse): a size that caps neither a loop device's prior nor
-# twice it on the RAID0 of two (2 GiB caps at 128 KiB, doubling each 4x).
-ra_new_loop a 64G
+# 100 GiB each (sparse): the size caps (128 KiB at 2 GiB, doubling each 4x)
+# leave a loop device's prior of 512 KiB alone (512 from 32 GiB) and twice
+# it on the RAID0 of two (1024 from 128 GiB; md's metadata takes a little).
+ra_new_loop a 100G
 a=$LOOP
-ra_new_loop b 64G
+ra_new_loop b 100G
 b=$LOOP
 # The dm device has a loop device of its own: one that dm holds cannot be
 # an md member as well (mdadm --create: device busy).
-ra_new_loop c 64G
+ra_new_loop c 100G
 c=$LOOP
 udevadm settle
 names=("$a" "$b" "$c")

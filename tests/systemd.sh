@@ -38,26 +38,14 @@ started=$SECONDS
 cache=${RA_IMAGE_CACHE:-/var/cache/radaemon-tests}
 image=$cache/bookworm-systemd-1
 user_uid=4242
-if [[ ! -f $image/.radaemon-test-image ]]; then
-	mkdir -p "$cache"
-	rm -rf "$image.tmp"
-	masked="systemd-udevd.service systemd-udevd-control.socket systemd-udevd-kernel.socket
-		systemd-udev-trigger.service systemd-udev-settle.service systemd-sysctl.service
-		systemd-binfmt.service systemd-modules-load.service"
-	# libinih1 is the package's one dependency beyond these: dpkg -i installs none.
-	# shellcheck disable=SC2016 # $1 is mmdebstrap's: the root being built
-	if ! mmdebstrap --variant=apt --include=systemd,systemd-sysv,dbus,udev,polkitd,libinih1 \
-		--customize-hook='chroot "$1" systemctl mask '"${masked//[$'\n\t']/ }" \
-		--customize-hook="chroot \"\$1\" useradd --create-home --uid $user_uid ratest" \
-		bookworm "$image.tmp" >"$T/mmdebstrap.log" 2>&1; then
-		rm -rf "$image.tmp"
-		ra_fail "mmdebstrap could not build the Debian 12 root: $(tail -n 20 "$T/mmdebstrap.log")"
-	fi
-	touch "$image.tmp/.radaemon-test-image"
-	rm -rf "$image"
-	mv "$image.tmp" "$image"
-	ra_ok "built the Debian 12 root in $image in $((SECONDS - started)) s"
-fi
+masked="systemd-udevd.service systemd-udevd-control.socket systemd-udevd-kernel.socket
+	systemd-udev-trigger.service systemd-udev-settle.service systemd-sysctl.service
+	systemd-binfmt.service systemd-modules-load.service"
+# libinih1 is the package's one dependency beyond these: dpkg -i installs none.
+# shellcheck disable=SC2016 # $1 is mmdebstrap's: the root being built
+ra_cached_root "$image" "the Debian 12 root" --variant=apt --include=systemd,systemd-sysv,dbus,udev,polkitd,libinih1 \
+	--customize-hook='chroot "$1" systemctl mask '"${masked//[$'\n\t']/ }" \
+	--customize-hook="chroot \"\$1\" useradd --create-home --uid $user_uid ratest"
 
 # --- the package -----------------------------------------------------------------
 # tests/package.sh runs the unit tests in the package build; not again here.

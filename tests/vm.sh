@@ -45,19 +45,11 @@ ra_watchdog
 cache=${RA_IMAGE_CACHE:-/var/cache/radaemon-tests}
 image=$cache/bookworm-vm-2
 if [[ ! -f $image/.radaemon-test-image ]]; then
-	mkdir -p "$cache"
-	rm -rf "$image.tmp"
-	mkdir -p "$image.tmp"
+	root=$image.root
 	# libinih1 is the package's one dependency beyond these: dpkg -i installs none.
 	packages=systemd,systemd-sysv,dbus,udev,polkitd,libinih1,linux-image-amd64,initramfs-tools
 	packages+=,lvm2,cryptsetup-bin,mdadm,nfs-kernel-server,nfs-common,e2fsprogs,xfsprogs,fio,python3,kmod,procps
-	# In a mount namespace of its own: a mount it leaves behind (seen: /proc
-	# of the root) goes with it, and mkfs.ext4 -d copies only the root.
-	if ! unshare --mount --propagation private mmdebstrap --variant=apt --include="$packages" bookworm "$image.tmp/root" >"$T/mmdebstrap.log" 2>&1; then
-		rm -rf "$image.tmp"
-		ra_fail "mmdebstrap could not build the Debian 12 root: $(tail -n 20 "$T/mmdebstrap.log")"
-	fi
-	root=$image.tmp/root
+	ra_cached_root "$root" "the VM's Debian 12 root" --variant=apt --include="$packages"
 	printf 'LABEL=vmroot / ext4 rw,errors=remount-ro 0 1\n' >"$root/etc/fstab"
 	printf 'host /mnt/host 9p trans=virtio,version=9p2000.L,msize=262144 0 0\n' >>"$root/etc/fstab"
 	mkdir -p "$root/mnt/host"
@@ -76,16 +68,19 @@ if [[ ! -f $image/.radaemon-test-image ]]; then
 		[Install]
 		WantedBy=multi-user.target
 	UNIT
-	ln -s /etc/systemd/system/ra-vm-run.service "$root/etc/systemd/system/multi-user.target.wants/ra-vm-run.service"
+	ln -sf /etc/systemd/system/ra-vm-run.service "$root/etc/systemd/system/multi-user.target.wants/ra-vm-run.service"
+	rm -rf "$image.tmp"
+	mkdir -p "$image.tmp"
 	cp "$root"/boot/vmlinuz-* "$image.tmp/vmlinuz"
 	cp "$root"/boot/initrd.img-* "$image.tmp/initrd.img"
+	rm -f "$root/.radaemon-test-image"
 	mkfs.ext4 -q -F -L vmroot -d "$root" "$image.tmp/root.img" 4G >"$T/mkfs.log" 2>&1 ||
 		ra_fail "mkfs.ext4 -d: $(cat "$T/mkfs.log")"
 	rm -rf "$root"
 	touch "$image.tmp/.radaemon-test-image"
 	rm -rf "$image"
 	mv "$image.tmp" "$image"
-	ra_ok "built the Debian 12 VM image in $image in $((SECONDS - started)) s"
+	ra_ok "made the VM's image $image/root.img in $((SECONDS - started)) s"
 fi
 
 # --- the package, and what the guest runs -------------------------------------------------
