@@ -616,6 +616,29 @@ void ra_manager_learned(Manager *m, RaDisk *d) {
         ra_manager_tune_disk(m, d, "learning");
 }
 
+/*
+ * Whether kb is the kernel's own value for a stacked device's limits as they
+ * are now. The size and optimal I/O size are read again on the way: the
+ * resume that stacked them again may have changed both (a dm table reload,
+ * whose "change" event comes after), and a decision from the old size would
+ * be written only to be undone.
+ */
+static bool restacked(RaDisk *d, uint32_t kb) {
+        _cleanup_(ra_device_attrs_clear) RaDeviceAttrs now = {};
+        _cleanup_close_ int sysfd = -1;
+        const char *bad = NULL;
+
+        if (!d->stack)
+                return false;
+        sysfd = ra_disk_open_sysfs(d);
+        if (sysfd < 0 || ra_device_attrs_read_sysfs(&now, sysfd, &bad) < 0 ||
+            kb != ra_policy_kernel_kb(now.optimal_io_bytes))
+                return false;
+        d->attrs.size_bytes = now.size_bytes;
+        d->attrs.optimal_io_bytes = now.optimal_io_bytes;
+        return true;
+}
+
 void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb) {
         uint32_t was = d->attrs.read_ahead_kb;
         RaStateEntry *e;
@@ -685,8 +708,7 @@ void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb) {
          * added to a RAID1): the kernel re-reading the device, as a disk's
          * "change" is, not somebody's choice. radaemon decides again.
          */
-        if (d->stack && !d->external && kb != d->decision.kb &&
-            kb == ra_policy_kernel_kb(d->attrs.optimal_io_bytes)) {
+        if (!d->external && kb != d->decision.kb && restacked(d, kb)) {
                 log_info("%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
                          " KiB, the kernel's value for its limits: it stacked the devices beneath "
                          "again; deciding again.",
