@@ -331,8 +331,9 @@ static void window_read(RaPcacheAccount *a, RaPcacheStream *s, uint64_t index, u
 /* Without the readahead events: pages that follow the file's last ones continue its stream. */
 static void page_added(RaPcacheAccount *a, RaPcacheStream *s, const RaPcacheEvent *e, uint32_t window_kb) {
         uint64_t window_pages = window_kb / (page_bytes(a) / 1024), bytes = e->nr * page_bytes(a);
+        bool follows = s->next == e->index;
 
-        if (s->next != e->index) {
+        if (!follows) {
                 /* A jump ends a run; one about a window long was read around a random access. */
                 if (!s->run_from_start && s->run > 1 && s->run * 2 >= window_pages &&
                     s->run <= 2 * window_pages)
@@ -343,14 +344,39 @@ static void page_added(RaPcacheAccount *a, RaPcacheStream *s, const RaPcacheEven
                         a->now.random_reads++;
                 s->run = 0;
         }
+
+        /* Pages right after the file's last ones, and right after them in time: the same readahead. */
+        if (!follows || s->batch == 0 || e->time_ns < s->batch_ns ||
+            e->time_ns - s->batch_ns > RA_PCACHE_BATCH_GAP_NS)
+                s->batch = s->batch_seq = 0;
+        s->batch += e->nr;
+        s->batch_ns = e->time_ns;
+        if (s->batch > s->batch_max)
+                s->batch_max = s->batch;
         s->run += e->nr;
         s->next = e->index + e->nr;
 
-        if (s->run_from_start || s->run > window_pages) {
-                a->now.seq_bytes += bytes;
-                a->now.window_bytes += bytes;
-        } else
+        if (!s->run_from_start && s->run <= window_pages) {
                 a->now.random_bytes += bytes;
+                return;
+        }
+
+        if (s->batch_seq == 0)
+                a->now.seq_reads++;
+        a->now.seq_bytes += bytes;
+        /* A readahead larger than the window: the file took a larger one at its open. */
+        if (s->batch_max <= window_pages)
+                a->now.window_bytes += bytes;
+        /*
+         * A readahead as large as the window allows: the stream would read more at once
+         * with a larger one. Its pages before it got that far count once it does.
+         */
+        if (window_pages > 0 && s->batch_max <= window_pages && s->batch * 10 >= window_pages * 9) {
+                if ((s->batch - e->nr) * 10 < window_pages * 9)
+                        a->now.full_bytes += s->batch_seq * page_bytes(a);
+                a->now.full_bytes += bytes;
+        }
+        s->batch_seq += e->nr;
 }
 
 void ra_pcache_account_add(RaPcacheAccount *a, const RaPcacheEvent *e, uint32_t window_kb) {

@@ -341,7 +341,101 @@ START_TEST(test_model_tar_filemap) {
         record_account(&r, &s);
         ck_assert_uint_ge(s.files, 20);
         ck_assert_uint_ge(s.seq_bytes, s.random_bytes);
+        /* Files read in order, one after another: no read lands away from its file's last one. */
+        ck_assert_uint_eq(s.random_reads, 0);
+        /* The 1 MiB files reach the 128 KiB window the tree was read under, as tar.raw's do. */
+        ck_assert_uint_gt(s.full_bytes, 0);
+        ck_assert_uint_gt(s.full_bytes * 5, s.seq_bytes);
+        ck_assert_uint_eq(s.window_bytes, s.seq_bytes);
         free(r.events);
+}
+END_TEST
+
+/*
+ * A tar of a tree of 20 files of 1 MiB and 3 of 4 MiB as the fallback sees
+ * it: each file read from its start, one page added at a time, a microsecond
+ * apart within a readahead and 100 us between two (the program reading up to
+ * the mark the first left), readaheads growing from 128 KiB to twice as large
+ * each time up to the window the files were opened under (open_kb), cut at
+ * the file's end. The knob reads knob_kb meanwhile.
+ */
+static void fallback_tar(RaPcacheAccount *a, uint64_t *clock_ns, uint32_t open_kb, uint32_t knob_kb) {
+        for (uint64_t f = 0; f < 23; f++) {
+                uint64_t pages = f < 20 ? 256 : 1024, ra = 32 < open_kb / 4 ? 32 : open_kb / 4;
+
+                for (uint64_t index = 0; index < pages;) {
+                        uint64_t end = index + ra < pages ? index + ra : pages;
+
+                        *clock_ns += 100000;
+                        for (; index < end; index++) {
+                                *clock_ns += 1000;
+                                ra_pcache_account_add(a,
+                                                      &(RaPcacheEvent){ .time_ns = *clock_ns,
+                                                                        .kind = RA_PCACHE_ADD,
+                                                                        .s_dev = RECORDED_DEV,
+                                                                        .ino = 1000 + f,
+                                                                        .index = index,
+                                                                        .nr = 1 },
+                                                      knob_kb);
+                        }
+                        ra = ra * 2 < open_kb / 4 ? ra * 2 : open_kb / 4;
+                }
+        }
+}
+
+START_TEST(test_model_tar_fallback) {
+        RaPcacheAccount a = { .page_kb = 4 };
+        RaPcacheSummary s;
+        uint64_t clock_ns = 0;
+
+        /* Readaheads of 128, 256, then 512 KiB: the window is full, as the readahead events would say. */
+        fallback_tar(&a, &clock_ns, 512, 512);
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_eq(s.files, 23);
+        ck_assert_uint_eq(s.random_reads, 0);
+        ck_assert_uint_eq(s.random_bytes, 0);
+        ck_assert_uint_eq(s.seq_bytes, (20 + 3 * 4) * 1024 * 1024);
+        ck_assert_uint_eq(s.window_bytes, s.seq_bytes);
+        /*
+         * Of each 1 MiB file one 512 KiB readahead (the 128 KiB at its end is cut short), of each
+         * 4 MiB one seven.
+         */
+        ck_assert_uint_eq(s.full_bytes, (20 * 512 + 3 * 7 * 512) * 1024);
+        /* Every readahead after the first of a file continues it: not one read away from it. */
+        ck_assert_uint_eq(s.seq_reads, 20 * 4 + 3 * 10);
+
+        /* Under a window twice as large, the same readaheads fill none. */
+        fallback_tar(&a, &clock_ns, 512, 1024);
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_eq(s.full_bytes, 0);
+        ck_assert_uint_eq(s.window_bytes, s.seq_bytes);
+        ck_assert_uint_eq(s.random_reads, 0);
+
+        /*
+         * Files opened under a larger window than the knob's now: once a readahead larger than the
+         * knob shows it, nothing more of the file counts for this window. The readahead as large as
+         * the knob before that cannot be told from a full one, nor the first 512 KiB of the first
+         * larger one while it comes in: 512 KiB a file, and 512 more of each 4 MiB one.
+         */
+        fallback_tar(&a, &clock_ns, 2048, 512);
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_eq(s.full_bytes, (23 + 3) * 512 * 1024);
+        ck_assert_uint_lt(s.window_bytes, s.seq_bytes);
+        ck_assert_uint_eq(s.random_reads, 0);
+
+        /* The same pages without pauses between readaheads: one long stream, still in order. */
+        for (uint64_t index = 0; index < 1024; index++)
+                ra_pcache_account_add(&a,
+                                      &(RaPcacheEvent){ .time_ns = (clock_ns += 1000),
+                                                        .kind = RA_PCACHE_ADD,
+                                                        .s_dev = RECORDED_DEV,
+                                                        .ino = 2000,
+                                                        .index = index,
+                                                        .nr = 1 },
+                                      512);
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_eq(s.random_reads, 0);
+        ck_assert_uint_eq(s.seq_bytes, 4 * 1024 * 1024);
 }
 END_TEST
 
@@ -505,6 +599,39 @@ START_TEST(test_policy_tar) {
         ck_assert_uint_ge(kb, 2048);
         ck_assert_int_eq(m.workload, RA_WORKLOAD_SEQUENTIAL);
         ck_assert_int_eq(m.evidence, RA_EVIDENCE_READAHEAD);
+}
+END_TEST
+
+/*
+ * The fallback's tar, as test_policy_tar's: interval after interval, files
+ * opened under the window learned so far, larger windows reading faster. It
+ * grows from the 512 KiB a Debian 12 VM's tar stayed at, as the readahead
+ * events make it.
+ */
+START_TEST(test_policy_tar_fallback) {
+        RaPcacheAccount a = { .page_kb = 4 };
+        RaModel m = {};
+        uint32_t window = 512, lowest = 512;
+        uint64_t clock_ns = 0;
+
+        for (unsigned i = 0; i < 40; i++) {
+                RaPcacheSummary s;
+                RaObservation o;
+
+                fallback_tar(&a, &clock_ns, window, window);
+                ra_pcache_account_take(&a, &s);
+                observe(&s, window, 20e6 + 5e6 * __builtin_ctz(window / 4), &o);
+                o.evidence = RA_EVIDENCE_FILEMAP;
+                if (ra_adapt_update(&m, &o, &disk))
+                        window = m.learned_kb;
+                if (window < lowest)
+                        lowest = window;
+        }
+        ck_assert_uint_ge(lowest, 512);
+        ck_assert_uint_ge(window, 2048);
+        ck_assert_int_eq(m.workload, RA_WORKLOAD_SEQUENTIAL);
+        ck_assert_int_eq(m.evidence, RA_EVIDENCE_FILEMAP);
+        ck_assert_ptr_nonnull(strstr(m.reason, "window the files run under"));
 }
 END_TEST
 
@@ -846,9 +973,11 @@ static Suite *pcache_suite(void) {
         tcase_add_test(tc, test_model_dd);
         tcase_add_test(tc, test_model_mmap_rand);
         tcase_add_test(tc, test_model_tar_filemap);
+        tcase_add_test(tc, test_model_tar_fallback);
         tcase_add_test(tc, test_model_sqlite);
         tcase_add_test(tc, test_model_interleaved);
         tcase_add_test(tc, test_policy_tar);
+        tcase_add_test(tc, test_policy_tar_fallback);
         tcase_add_test(tc, test_policy_cat_dd);
         tcase_add_test(tc, test_policy_mmap_rand);
         tcase_add_test(tc, test_policy_sqlite);
