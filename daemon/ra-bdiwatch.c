@@ -12,6 +12,7 @@
 #include "ra-log.h"
 #include "ra-manager.h"
 #include "ra-sampler.h"
+#include "ra-tune.h"
 #include "ra-util.h"
 
 /*
@@ -93,7 +94,7 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b) {
                 uint32_t kb = d->attrs.read_ahead_kb;
 
                 d->attrs.read_ahead_kb = was;
-                ra_manager_check_drift(m, d, kb);
+                ra_tune_drift(m, d, kb);
                 /* Read after udevd's "add": a write from now on is somebody else's. */
                 if (d->udev_added)
                         d->udev_add_pending_since = 0;
@@ -128,8 +129,7 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b) {
  */
 typedef struct Fresh {
         RaDisk *disk;
-        RaDiskSnapshot before;
-        bool has_before;
+        RaTune tune;
 } Fresh;
 
 /*
@@ -166,6 +166,7 @@ static bool take_bdi(Manager *m, RaBdi *b, bool retune, Fresh *ret) {
                 if (!d->reread && (d->bdi.mountpoint || !b->mountpoint)) {
                         if (!retune)
                                 return false;
+                        (void) ra_tune_begin(d, &ret->tune);
                         ret->disk = d;
                         return true;
                 }
@@ -174,13 +175,9 @@ static bool take_bdi(Manager *m, RaBdi *b, bool retune, Fresh *ret) {
                  * scan may be long in coming): settle() tells what its
                  * decision changes, not what the read found.
                  */
-                if (d->published) {
-                        ret->has_before = ra_disk_snapshot(d, &ret->before) >= 0;
-                        if (!ret->has_before)
-                                (void) log_oom();
-                }
+                (void) ra_tune_begin(d, &ret->tune);
                 if (!read_bdi(m, d, b)) {
-                        ra_disk_snapshot_clear(&ret->before);
+                        ra_tune_abort(&ret->tune);
                         *ret = (Fresh){};
                         return false;
                 }
@@ -194,6 +191,7 @@ static bool take_bdi(Manager *m, RaBdi *b, bool retune, Fresh *ret) {
                 return false;
         }
         d->seen = true;
+        (void) ra_tune_begin(d, &ret->tune);
         if (!read_bdi(m, d, b))
                 return false;
         ret->disk = d;
@@ -207,15 +205,9 @@ static void settle(Manager *m, Fresh *fresh, size_t n_fresh, const char *event) 
         for (size_t i = 0; i < n_fresh; i++) {
                 RaDisk *d = fresh[i].disk;
 
-                if (!d->published) {
-                        ra_manager_tune_disk(m, d, event);
-                        ra_bus_disk_added(m, d);
-                } else if (fresh[i].has_before || ra_disk_snapshot(d, &fresh[i].before) >= 0) {
+                if (d->published)
                         d->external = false;
-                        ra_manager_tune_disk(m, d, event);
-                        ra_bus_disk_changed(m, d, &fresh[i].before);
-                }
-                ra_disk_snapshot_clear(&fresh[i].before);
+                ra_tune_commit(m, &fresh[i].tune, event);
         }
         ra_sampler_disks_changed(m);
 }
@@ -410,7 +402,7 @@ static int on_kernel_uevent(sd_event_source *s, int fd, uint32_t revents, void *
 /*
  * A FUSE bdi found before its server answered INIT: the answer sets the
  * window to min(the window then, the server's max_readahead), undoing a pin
- * or a learned value written before it (ra_manager_check_drift() tells the
+ * or a learned value written before it (ra_tune_drift() tells the
  * answer and writes the value back). The sampler would see it up to an
  * interval later; a file opened meanwhile reads with the server's window.
  * So the window is looked at every millisecond for 100 ms after the bdi was
@@ -434,7 +426,7 @@ static int on_fuse_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 interval = fuse_interval(now - d->fuse_init_pending_since);
                 if (interval == 0)
                         continue; /* the sampler's from now on */
-                (void) ra_close(ra_sampler_check_window(m, d, &kb));
+                (void) ra_close(ra_tune_check_window(m, d, &kb));
                 if (d->fuse_init_pending_since > 0 && (next == 0 || interval < next))
                         next = interval;
         }

@@ -6,26 +6,15 @@
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 
-#include "ra-apply.h"
 #include "ra-bdiwatch.h"
 #include "ra-bus.h"
 #include "ra-log.h"
 #include "ra-manager.h"
 #include "ra-sampler.h"
-#include "ra-settings.h"
 #include "ra-swapwatch.h"
+#include "ra-tune.h"
 #include "ra-udev.h"
 #include "ra-util.h"
-
-/*
- * A bdi whose udev "add" has not come through after this long: udevd is not
- * running, or lost it; writes from then on are somebody else's.
- */
-#define UDEV_ADD_WAIT_USEC (30 * UINT64_C(1000000))
-
-/* Someone who changes a value back this often a minute is left to it. */
-#define REASSERT_MAX 3
-#define REASSERT_WINDOW_USEC (60 * UINT64_C(1000000))
 
 static int load_config(const char *path, RaConfig **ret) {
         _cleanup_(ra_strv_freep) char **errors = NULL;
@@ -253,7 +242,7 @@ void ra_manager_disk_identified(Manager *m, RaDisk *d, const char *previous_iden
                                                d->attrs.has_original ? d->attrs.original_kb
                                                                      : d->attrs.read_ahead_kb);
         if (r > 0)
-                m->state_dirty = true;
+                m->state_dirty = m->original_unsaved = true;
         else if (r < 0)
                 log_warning_errno(r, "%s: cannot remember the original value: %m", d->name);
 
@@ -269,142 +258,16 @@ void ra_manager_disk_identified(Manager *m, RaDisk *d, const char *previous_iden
                 ra_adapt_restore(&d->model, learned);
 }
 
-/* --- deciding and writing ------------------------------------------------- */
-
-static bool decision_equal(const RaDecision *a, const RaDecision *b) {
-        return a->kb == b->kb && a->source == b->source && strcmp(a->reason, b->reason) == 0;
-}
-
-static void write_decision(Manager *m, RaDisk *d, const char *event) {
-        const RaDecision *want = &d->decision;
-        uint32_t before = d->attrs.read_ahead_kb, now = before;
-        _cleanup_close_ int sysfd = -1;
-        int r;
-
-        sysfd = ra_disk_open_sysfs(d);
-        r = sysfd < 0 ? sysfd : ra_apply_read_ahead(sysfd, d->knob_attr, want->kb, &now);
-        d->attrs.read_ahead_kb = now;
-
-        if (r == -ENODEV) {
-                log_debug("%s: gone before read_ahead_kb could be written.", d->name);
-                return;
-        }
-
-        /* A write that keeps failing is logged once, not every interval. */
-        if (r < 0) {
-                if (r != d->write_error) {
-                        if (r == -EIO)
-                                log_warning("%s: wrote %" PRIu32
-                                            " KiB to read_ahead_kb, but the kernel holds "
-                                            "%" PRIu32 " KiB.",
-                                            d->name, want->kb, now);
-                        else
-                                log_warning_errno(r, "%s: cannot write %" PRIu32 " KiB to read_ahead_kb: %m",
-                                                  d->name, want->kb);
-                }
-                d->write_error = r;
-                return;
-        }
-
-        if (d->write_error != 0)
-                log_info("%s: read_ahead_kb can be written again.", d->name);
-        d->write_error = 0;
-        d->decisions++;
-        log_disk(LOG_INFO, RA_LOG_DECISION, d->name, now, ra_source_to_string(want->source),
-                 "%s: read_ahead_kb %" PRIu32 " -> %" PRIu32 " KiB (%s, on %s): %s", d->name, before, now,
-                 ra_source_to_string(want->source), event, want->reason);
-}
-
-/*
- * "stays at" is said only of what sysfs holds: a value tracked from before a
- * write (ours or another's) is written again, and logged as the write it is.
- */
-/* Yielding: the value to keep is what sysfs holds now, not what was tracked. */
-static void track_sysfs(RaDisk *d) {
-        _cleanup_close_ int sysfd = ra_disk_open_sysfs(d);
-        uint32_t now;
-
-        if (sysfd >= 0 && ra_apply_read_current(sysfd, d->knob_attr, &now) >= 0)
-                d->attrs.read_ahead_kb = now;
-}
-
-/*
- * Before saying a value "stays": whether sysfs still holds it. A value that
- * moved since it was last read (a FUSE server's INIT answer, a udev rule, the
- * kernel, somebody) goes through the drift check, which knows each of them
- * and decides; deciding over it here would write over a server's answer.
- */
-static bool sysfs_moved(Manager *m, RaDisk *d) {
-        _cleanup_close_ int sysfd = ra_disk_open_sysfs(d);
-        uint32_t now;
-
-        if (sysfd < 0 || ra_apply_read_current(sysfd, d->knob_attr, &now) < 0 ||
-            now == d->attrs.read_ahead_kb)
-                return false;
-        ra_manager_check_drift(m, d, now);
-        return true;
-}
-
-void ra_manager_tune_disk(Manager *m, RaDisk *d, const char *event) {
-        RaDecision previous = d->decision;
-        bool news;
-
-        if (d->kind == RA_KIND_BDI) {
-                const char *keys[4];
-
-                ra_bdi_keys(&d->bdi, keys);
-                ra_settings_for_bdi(m->config, m->state, keys, d->identity, &d->settings);
-                ra_bdi_prior(&d->bdi, d->beneath_kb, d->server_kb, ra_policy_bounds(&d->attrs, &d->settings),
-                             &d->bdi_prior);
-                d->settings.prior = &d->bdi_prior;
-        } else {
-                ra_settings_for_device(m->config, m->state, d->name, d->identity, &d->settings);
-                if (ra_stack_decide(d->stack_read, d->stack, d->beneath_kb,
-                                    ra_policy_bounds(&d->attrs, &d->settings), &d->bdi_prior))
-                        d->settings.prior = &d->bdi_prior;
-        }
-        if (d->external)
-                track_sysfs(d);
-        /* What this run has learned, and whether it yields, are newer than the store. */
-        d->settings.learned_kb = d->model.learned_kb;
-        d->settings.learned_reason = d->model.reason;
-        d->settings.external = d->external;
-        ra_policy_decide(&d->attrs, &d->settings, &d->decision);
-
-        /* An event that changes nothing is not worth an info line. */
-        news = !d->announced || !decision_equal(&previous, &d->decision);
-        d->announced = true;
-
-        if (d->decision.kb == 0)
-                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0, "%s: %s", d->name, d->decision.reason);
-        else if (d->decision.kb == d->attrs.read_ahead_kb) {
-                if (!sysfs_moved(m, d))
-                        log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
-                                       "%s: read_ahead_kb stays at %" PRIu32 " KiB (%s, on %s): %s", d->name,
-                                       d->decision.kb, ra_source_to_string(d->decision.source), event,
-                                       d->decision.reason);
-        } else if (ra_manager_observing(m))
-                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
-                               "%s: would change read_ahead_kb %" PRIu32 " -> %" PRIu32
-                               " KiB (%s, on %s; observe mode): %s",
-                               d->name, d->attrs.read_ahead_kb, d->decision.kb,
-                               ra_source_to_string(d->decision.source), event, d->decision.reason);
-        else
-                write_decision(m, d, event);
-}
-
 /* Decides again for every disk with this identity and tells the bus what changed. */
 static void retune_identity(Manager *m, const char *identity, const char *event) {
         for (size_t i = 0; i < m->n_disks; i++) {
                 RaDisk *d = m->disks[i];
-                RaDiskSnapshot before;
+                RaTune t;
 
-                if (!ra_streq(d->identity, identity) || ra_disk_snapshot(d, &before) < 0)
+                if (!ra_streq(d->identity, identity) || ra_tune_begin(d, &t) < 0)
                         continue;
                 d->external = false;
-                ra_manager_tune_disk(m, d, event);
-                ra_bus_disk_changed(m, d, &before);
-                ra_disk_snapshot_clear(&before);
+                ra_tune_commit(m, &t, event);
         }
 }
 
@@ -428,7 +291,7 @@ static int save_state(Manager *m, bool *ret_replaced) {
         if (ret_replaced)
                 *ret_replaced = replaced;
         if (r >= 0) {
-                m->state_dirty = false;
+                m->state_dirty = m->original_unsaved = false;
                 if (m->state_error) {
                         log_info("%s/%s can be written again.", m->state_dir, RA_STATE_FILE);
                         m->state_error = mfree(m->state_error);
@@ -612,128 +475,6 @@ void ra_manager_learned(Manager *m, RaDisk *d) {
                 e->learned_kb = d->model.learned_kb;
                 m->state_dirty = true;
         }
-
-        ra_manager_tune_disk(m, d, "learning");
-}
-
-void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb) {
-        uint32_t was = d->attrs.read_ahead_kb;
-        RaStateEntry *e;
-        uint64_t now;
-
-        if (kb == was)
-                return;
-        d->attrs.read_ahead_kb = kb;
-        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
-
-        /*
-         * mount(2) returns before a FUSE server answers INIT, and its answer
-         * lowers the window to the server's max_readahead: that is the
-         * server's word on what is behind it, the prior, not someone else's.
-         * A value radaemon wrote before the answer (a pin, a learned one)
-         * comes down with it: deciding again writes it back.
-         */
-        if (d->kind == RA_KIND_BDI &&
-            ra_bdi_fuse_init_answer(&d->bdi, d->fuse_init_pending_since > 0,
-                                    now - d->fuse_init_pending_since, d->server_kb, was, kb)) {
-                log_info("%s: the FUSE server lowered the window to %" PRIu32 " KiB at INIT.", d->name, kb);
-                d->fuse_init_pending_since = 0;
-                d->server_kb = kb;
-                /*
-                 * What the file system was given, where the state remembered
-                 * the kernel's offer: the next mount starts from the answer
-                 * (found after INIT, it holds the answer, not radaemon's value),
-                 * and Restore goes back to it.
-                 */
-                if (ra_state_ensure(m->state, d->identity, &e) >= 0 &&
-                    (!e->has_original || e->original_kb != kb)) {
-                        e->original_kb = kb;
-                        e->has_original = true;
-                        m->state_dirty = true;
-                }
-                ra_manager_tune_disk(m, d, "fuse init");
-                return;
-        }
-
-        /*
-         * Written while udevd runs the bdi's "add" (nfs-common's nfsrahead for
-         * NFS): the system's starting value, its original for Restore, not
-         * an external change. radaemon's decision stands, and is written once
-         * udevd is done (the scan of its "add" decides again), so the two
-         * settle instead of taking turns.
-         */
-        if (d->kind == RA_KIND_BDI && d->udev_add_pending_since > 0 &&
-            now - d->udev_add_pending_since <= UDEV_ADD_WAIT_USEC) {
-                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "udev",
-                         "%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
-                         " KiB during its udev add event (a udev rule, such as nfs-common's nfsrahead): "
-                         "its starting value; radaemon writes %" PRIu32 " KiB when udev is done.",
-                         d->name, was, kb, d->decision.kb);
-                if (ra_state_ensure(m->state, d->identity, &e) >= 0 &&
-                    (!e->has_original || e->original_kb != kb)) {
-                        e->original_kb = kb;
-                        e->has_original = true;
-                        m->state_dirty = true;
-                }
-                return;
-        }
-
-        /*
-         * dm and md stack the limits of the devices beneath again when one
-         * comes or goes, and the kernel then puts the window back to its own
-         * value for them, with no event after (Debian 12's 6.1, a member
-         * added to a RAID1): the kernel re-reading the device, as a disk's
-         * "change" is, not somebody's choice. radaemon decides again.
-         */
-        if (d->stack && !d->external && kb != d->decision.kb &&
-            kb == ra_policy_kernel_kb(d->attrs.optimal_io_bytes)) {
-                log_info("%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
-                         " KiB, the kernel's value for its limits: it stacked the devices beneath "
-                         "again; deciding again.",
-                         d->name, was, kb);
-                ra_manager_tune_disk(m, d, "restack");
-                return;
-        }
-
-        /* Yielding already: the target is whatever is there. */
-        if (d->external) {
-                ra_manager_tune_disk(m, d, "external change");
-                return;
-        }
-
-        /* Nothing to defend: observing, no medium, or our own value. */
-        if (ra_manager_observing(m) || d->decision.kb == 0 || kb == d->decision.kb)
-                return;
-
-        if (now - d->reassert_since > REASSERT_WINDOW_USEC) {
-                d->reassert_since = now;
-                d->reasserts = 0;
-        }
-
-        if (m->config->external == RA_EXTERNAL_REASSERT && d->reasserts < REASSERT_MAX) {
-                d->reasserts++;
-                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "external",
-                         "%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
-                         " KiB behind radaemon's back; "
-                         "writing %" PRIu32 " KiB again (external_changes = reassert).",
-                         d->name, was, kb, d->decision.kb);
-                write_decision(m, d, "reassert");
-                return;
-        }
-
-        if (m->config->external == RA_EXTERNAL_REASSERT)
-                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "external",
-                         "%s: read_ahead_kb was changed behind radaemon's back %u times within a minute; "
-                         "leaving it at %" PRIu32 " KiB.",
-                         d->name, d->reasserts + 1, kb);
-        else
-                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "external",
-                         "%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
-                         " KiB behind radaemon's back; "
-                         "leaving it (external_changes = yield).",
-                         d->name, was, kb);
-        d->external = true;
-        ra_manager_tune_disk(m, d, "external change");
 }
 
 unsigned ra_manager_restore(Manager *m, bool stay, const char *why) {
@@ -743,33 +484,8 @@ unsigned ra_manager_restore(Manager *m, bool stay, const char *why) {
          * Whatever the mode: observing now says nothing of what radaemon (or
          * its udev helper) wrote before.
          */
-        for (size_t i = 0; i < m->n_disks; i++) {
-                RaDisk *d = m->disks[i];
-                const RaStateEntry *e = ra_state_find(m->state, d->identity);
-                _cleanup_close_ int sysfd = -1;
-                uint32_t now = d->attrs.read_ahead_kb;
-                RaDiskSnapshot before;
-                int r;
-
-                if (!e || !e->has_original || ra_disk_snapshot(d, &before) < 0)
-                        continue;
-
-                sysfd = ra_disk_open_sysfs(d);
-                r = sysfd < 0 ? sysfd : ra_apply_read_ahead(sysfd, d->knob_attr, e->original_kb, &now);
-                if (r < 0 && r != -ENODEV)
-                        log_warning_errno(r, "%s: cannot put back the original %" PRIu32 " KiB: %m", d->name,
-                                          e->original_kb);
-                else if (r >= 0) {
-                        log_disk(LOG_INFO, RA_LOG_RESTORE, d->name, now, "original",
-                                 "%s: read_ahead_kb %" PRIu32 " -> %" PRIu32
-                                 " KiB, its value before radaemon (%s).",
-                                 d->name, d->attrs.read_ahead_kb, now, why);
-                        d->attrs.read_ahead_kb = now;
-                        n++;
-                }
-                ra_bus_disk_changed(m, d, &before);
-                ra_disk_snapshot_clear(&before);
-        }
+        for (size_t i = 0; i < m->n_disks; i++)
+                n += ra_tune_restore(m, m->disks[i], why);
 
         /* vm.page-cluster counts as one more value put back. */
         n += (unsigned) ra_swapwatch_restore(m, why);

@@ -49,10 +49,11 @@ typedef struct Manager {
         RaConfig *config;
 
         RaState *state;
-        char *state_dir;   /* as it was at start: the one the state was read from */
-        bool state_dirty;  /* an original is waiting to be saved */
-        char *state_error; /* why the last save failed; NULL when it worked */
-        bool state_frozen; /* the file could not be read, nor moved aside: never overwrite it */
+        char *state_dir;       /* as it was at start: the one the state was read from */
+        bool state_dirty;      /* something is waiting to be saved */
+        bool original_unsaved; /* a device's first original among it: saved before any write (ra-tune.c) */
+        char *state_error;     /* why the last save failed; NULL when it worked */
+        bool state_frozen;     /* the file could not be read, nor moved aside: never overwrite it */
 
         RaDisk **disks;
         size_t n_disks;
@@ -93,9 +94,6 @@ void ra_manager_forget_disk(Manager *m, RaDisk *d, int level, const char *why);
  */
 void ra_manager_disk_identified(Manager *m, RaDisk *d, const char *previous_identity);
 
-/* Decides, and writes unless the value is there already or we only observe. */
-void ra_manager_tune_disk(Manager *m, RaDisk *d, const char *event);
-
 void ra_manager_notify_status(Manager *m);
 
 /* --- the state store ------------------------------------------------------- */
@@ -115,17 +113,8 @@ int ra_manager_flush_state(Manager *m);
 int ra_manager_set_pin(Manager *m, RaDisk *d, uint32_t kb, bool persist, uid_t uid);
 int ra_manager_clear_pin(Manager *m, RaDisk *d, uid_t uid);
 
-/* The adaptive policy learned a new value for d: keep it, and apply it. */
+/* The adaptive policy learned a new value for d: kept for its next plug; the caller decides again. */
 void ra_manager_learned(Manager *m, RaDisk *d);
-
-/*
- * The sampler read kb from d's read_ahead_kb. If that is not what radaemon
- * left there, someone else changed it: external_changes says whether to
- * yield (Source=external) or to write radaemon's value again. It tells the
- * bus nothing: the caller snapshots d before and announces after, so that
- * what it read along with kb goes out in the same PropertiesChanged.
- */
-void ra_manager_check_drift(Manager *m, RaDisk *d, uint32_t kb);
 
 /*
  * Puts every managed disk back to the value it had before radaemon first

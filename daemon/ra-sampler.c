@@ -14,6 +14,7 @@
 #include "ra-mounts.h"
 #include "ra-sampler.h"
 #include "ra-tracer.h"
+#include "ra-tune.h"
 #include "ra-util.h"
 
 /*
@@ -84,15 +85,6 @@ static void rates_from_pcache(const RaPcacheSummary *p, RaRates *r) {
         r->read_iops = (double) reads / r->seconds;
         r->read_bytes_per_sec = (double) bytes / r->seconds;
         r->avg_read_request_bytes = reads > 0 ? (double) bytes / (double) reads : 0;
-}
-
-static uint64_t read_diskseq(int sysfd) {
-        char buf[32];
-        uint64_t v;
-
-        if (ra_read_file_at(sysfd, "diskseq", buf, sizeof(buf)) < 0 || ra_parse_u64(buf, &v) < 0)
-                return 0;
-        return v;
 }
 
 /* Rates move every interval; a signal is worth it only when they moved by a tenth. */
@@ -205,50 +197,18 @@ static void publish(RaDisk *d, const RaObservation *o) {
                           o->pcache.waste_bytes / 1024, o->pcache.req_kb);
 }
 
-int ra_sampler_check_window(Manager *m, RaDisk *d, uint32_t *ret_kb) {
-        _cleanup_close_ int sysfd = -1;
-        RaDiskSnapshot before;
-        int r;
-
-        sysfd = ra_disk_open_sysfs(d);
-        r = sysfd < 0 ? sysfd : ra_apply_read_current(sysfd, d->knob_attr, ret_kb);
-        if (r < 0)
-                return r;
-
-        /*
-         * A new diskseq means a new medium, whose uevent is on its way: the
-         * value the kernel gave it is not somebody else's.
-         */
-        if (*ret_kb == d->attrs.read_ahead_kb || read_diskseq(sysfd) != d->attrs.diskseq)
-                return TAKE_FD(sysfd);
-
-        /*
-         * The new value, and whatever radaemon makes of it (yielding, a write
-         * back, a FUSE server's answer taken as the prior), is told on the
-         * bus as one change. Without memory for the snapshot the change is
-         * left for the next look, rather than made unannounced.
-         */
-        if (ra_disk_snapshot(d, &before) < 0) {
-                (void) log_oom();
-                return TAKE_FD(sysfd);
-        }
-        ra_manager_check_drift(m, d, *ret_kb);
-        ra_bus_disk_changed(m, d, &before);
-        ra_disk_snapshot_clear(&before);
-        return TAKE_FD(sysfd);
-}
-
 /* One disk, one interval: drift every time, the statistics unless it is idle and skipped. */
 static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
         _cleanup_close_ int sysfd = -1;
-        RaDiskSnapshot before;
+        const char *event = NULL;
         RaObservation o;
+        RaTune t;
         RaDiskStat stat;
         uint32_t kb;
         int r;
 
         /* Every interval, idle or not: a change behind our back is noticed within one. */
-        sysfd = ra_sampler_check_window(m, d, &kb);
+        sysfd = ra_tune_check_window(m, d, &kb);
         if (sysfd < 0) {
                 /* Gone: udev's remove event follows. */
                 log_debug_errno(sysfd, "%s: cannot read read_ahead_kb, skipping: %m", d->name);
@@ -270,17 +230,18 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
                 return;
         }
 
-        if (ra_disk_snapshot(d, &before) < 0)
+        if (ra_tune_begin(d, &t) < 0)
                 return;
         if (observe_disk(m, d, &stat, kb, now, &o) > 0) {
                 bool learned = learn(m, d, &o);
 
                 publish(d, &o);
-                if (learned)
+                if (learned) {
                         ra_manager_learned(m, d);
+                        event = "learning";
+                }
         }
-        ra_bus_disk_changed(m, d, &before);
-        ra_disk_snapshot_clear(&before);
+        ra_tune_commit(m, &t, event);
 }
 
 static void on_trace_event(void *userdata, const RaTraceEvent *e) {

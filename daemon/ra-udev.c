@@ -14,6 +14,7 @@
 #include "ra-bus.h"
 #include "ra-log.h"
 #include "ra-manager.h"
+#include "ra-tune.h"
 #include "ra-udev.h"
 #include "ra-util.h"
 
@@ -32,8 +33,8 @@
  */
 typedef struct Prepared {
         RaDisk *disk;
-        RaDiskSnapshot before; /* what D-Bus clients saw, for PropertiesChanged */
-        char event[16];        /* "add", "change", "coldplug", ... for the log */
+        RaTune tune;    /* what D-Bus clients saw, for PropertiesChanged */
+        char event[16]; /* "add", "change", "coldplug", ... for the log */
 } Prepared;
 
 /*
@@ -106,14 +107,15 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
                         log_error_errno(r, "%s: cannot track the disk: %m", name);
                         return;
                 }
-        } else if (ra_disk_snapshot(d, &ret->before) < 0) {
+        }
+        if (ra_tune_begin(d, &ret->tune) < 0) {
                 log_error_errno(ENOMEM, "%s: cannot handle the %s event: %m", name, event);
                 return;
         }
         d->seen = true;
 
         if (!update_disk(m, d, dev, known)) {
-                ra_disk_snapshot_clear(&ret->before);
+                ra_tune_abort(&ret->tune);
                 return;
         }
 
@@ -133,17 +135,12 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
         } else if (r < 0)
                 log_warning_errno(r, "%s: cannot carry over what was stored under its kernel name: %m",
                                   name);
-        ra_manager_disk_identified(m, d, ret->before.identity);
+        ra_manager_disk_identified(m, d, ret->tune.before.identity);
         ret->disk = d;
 }
 
 static void finish_device(Manager *m, Prepared *p) {
-        ra_manager_tune_disk(m, p->disk, p->event);
-        if (p->disk->published)
-                ra_bus_disk_changed(m, p->disk, &p->before);
-        else
-                ra_bus_disk_added(m, p->disk);
-        ra_disk_snapshot_clear(&p->before);
+        ra_tune_commit(m, &p->tune, p->event);
 }
 
 /*
