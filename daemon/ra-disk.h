@@ -77,7 +77,6 @@ typedef struct RaDisk {
         RaBdi bdi;
         char **beneath_names; /* the disks it reads from, for D-Bus */
         uint32_t *beneath_kb; /* their priors, one per bdi.beneath */
-        RaDecision bdi_prior;
         uint32_t server_kb;
         bool reread; /* udevd has finished an event of it: read its properties again at the next scan */
         /*

@@ -12,6 +12,7 @@
 #include "ra-bus.h"
 #include "ra-log.h"
 #include "ra-manager.h"
+#include "ra-settings.h"
 #include "ra-swapwatch.h"
 #include "ra-util.h"
 
@@ -346,15 +347,14 @@ static void decide(Manager *m, const char *event) {
         if (w->model.class != w->active)
                 ra_swap_model_reset(&w->model, w->active, m->state->swap.learned[w->active]);
 
-        s = (RaSwapSettings){
-                .manage = m->config->swap_manage,
-                .pinned = ra_state_swap_pin(m->state),
-                .config = m->config->swap_page_cluster,
-                .learned = w->model.learned,
-                .learned_reason = w->model.reason,
-                .external = w->external,
-                .current = w->current,
-        };
+        ra_settings_build_swap(m->config, m->state,
+                               &(RaSwapRun){
+                                       .learned = w->model.learned,
+                                       .learned_reason = w->model.reason,
+                                       .external = w->external,
+                                       .current = w->current,
+                               },
+                               &s);
         ra_swap_decide(w->active, w->n_areas, &s, &w->decision);
 
         news = !w->announced || previous.value != w->decision.value ||

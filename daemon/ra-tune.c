@@ -114,28 +114,33 @@ static bool sysfs_moved(Manager *m, RaDisk *d) {
 /* Decides for d, and writes unless the value is there already or radaemon only observes. */
 static void decide(Manager *m, RaDisk *d, const char *event) {
         RaDecision previous = d->decision;
+        RaSettingsInput in;
+        RaSettingsRun run;
         bool news;
 
-        if (d->kind == RA_KIND_BDI) {
-                const char *keys[4];
-
-                ra_bdi_keys(&d->bdi, keys);
-                ra_settings_for_bdi(m->config, m->state, keys, d->identity, &d->settings);
-                ra_bdi_prior(&d->bdi, d->beneath_kb, d->server_kb, ra_policy_bounds(&d->attrs, &d->settings),
-                             &d->bdi_prior);
-                d->settings.prior = &d->bdi_prior;
-        } else {
-                ra_settings_for_device(m->config, m->state, d->name, d->identity, &d->settings);
-                if (ra_stack_decide(d->stack_read, d->stack, d->beneath_kb,
-                                    ra_policy_bounds(&d->attrs, &d->settings), &d->bdi_prior))
-                        d->settings.prior = &d->bdi_prior;
-        }
         if (d->external)
                 track_sysfs(d);
-        /* What this run has learned, and whether it yields, are newer than the store. */
-        d->settings.learned_kb = d->model.learned_kb;
-        d->settings.learned_reason = d->model.reason;
-        d->settings.external = d->external;
+        run = (RaSettingsRun){
+                .learned_kb = d->model.learned_kb,
+                .learned_reason = d->model.reason,
+                .external = d->external,
+        };
+        in = (RaSettingsInput){
+                .kind = d->kind == RA_KIND_BDI ? RA_SETTINGS_BDI
+                        : d->stack_read != 0   ? RA_SETTINGS_STACK
+                                               : RA_SETTINGS_DISK,
+                .attrs = &d->attrs,
+                .identity = d->identity,
+                .name = d->name,
+                .stack_read = d->stack_read,
+                .stack = d->stack,
+                .leaf_kb = d->beneath_kb,
+                .bdi = &d->bdi,
+                .beneath_kb = d->beneath_kb,
+                .server_kb = d->server_kb,
+                .run = &run,
+        };
+        ra_settings_build(m->config, m->state, &in, &d->settings);
         ra_policy_decide(&d->attrs, &d->settings, &d->decision);
 
         /* An event that changes nothing is not worth an info line. */
