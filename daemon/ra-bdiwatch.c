@@ -8,10 +8,10 @@
 
 #include "ra-bdis.h"
 #include "ra-bdiwatch.h"
-#include "ra-bus.h"
+#include "ra-context.h"
 #include "ra-log.h"
-#include "ra-manager.h"
-#include "ra-sampler.h"
+#include "ra-registry.h"
+#include "ra-store.h"
 #include "ra-tune.h"
 #include "ra-util.h"
 
@@ -36,7 +36,7 @@ static void mark_beneath(Manager *m) {
                 if (b->kind != RA_KIND_BDI)
                         continue;
                 for (size_t j = 0; b->beneath_names && b->beneath_names[j]; j++) {
-                        RaDisk *d = ra_manager_find_disk(m, b->beneath_names[j]);
+                        RaDisk *d = ra_registry_find(m, b->beneath_names[j]);
 
                         if (d && d->kind == RA_KIND_DISK)
                                 d->beneath_bdi = true;
@@ -65,8 +65,8 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b) {
         d->reread = false;
         r = ra_disk_update_bdi(d, m->udev, b);
         if (r == -ENODEV) {
-                ra_manager_forget_disk(m, d, again ? LOG_INFO : LOG_DEBUG,
-                                       again ? "unmounted." : "gone before it could be read.");
+                ra_tune_forget(m, d, again ? LOG_INFO : LOG_DEBUG,
+                               again ? "unmounted." : "gone before it could be read.");
                 return false;
         }
         if (r == -EINVAL)
@@ -75,12 +75,11 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b) {
                             d->name, RA_KB_MIN, RA_KB_LIMIT);
         else if (r < 0) {
                 log_warning_errno(r, "%s: cannot read the bdi: %m", d->name);
-                ra_manager_forget_disk(m, d, LOG_WARNING, "leaving it alone.");
+                ra_tune_forget(m, d, LOG_WARNING, "leaving it alone.");
                 return false;
         }
         if (d->attrs.ignore) {
-                ra_manager_forget_disk(m, d, LOG_INFO,
-                                       "RADAEMON_IGNORE is set by a udev rule; leaving it alone.");
+                ra_tune_forget(m, d, LOG_INFO, "RADAEMON_IGNORE is set by a udev rule; leaving it alone.");
                 return false;
         }
 
@@ -117,7 +116,7 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b) {
         else if (!again || !ra_streq(previous, d->identity) || !d->announced)
                 log_info("%s: %s at %s (%s), bdi of %s.", d->name, d->bdi.fs_type, d->bdi.mountpoint,
                          d->identity, d->bdi.source ?: "?");
-        ra_manager_disk_identified(m, d, previous);
+        ra_tune_identified(m, d, previous);
         return true;
 }
 
@@ -137,7 +136,7 @@ typedef struct Fresh {
  * be decided: new, read again, or known and retune asks.
  */
 static bool take_bdi(Manager *m, RaBdi *b, bool retune, Fresh *ret) {
-        RaDisk *d = ra_manager_find_disk(m, b->name);
+        RaDisk *d = ra_registry_find(m, b->name);
         const char *keys[4];
         int r;
 
@@ -150,14 +149,14 @@ static bool take_bdi(Manager *m, RaBdi *b, bool retune, Fresh *ret) {
          * another file system under the old name.
          */
         if (d && d->bdi.mount_id > 0 && b->mount_id > 0 && d->bdi.mount_id != b->mount_id) {
-                ra_manager_forget_disk(m, d, LOG_INFO, "unmounted.");
+                ra_tune_forget(m, d, LOG_INFO, "unmounted.");
                 d = NULL;
         }
 
         ra_bdi_keys(b, keys);
         if (!ra_config_manages_bdi(m->config, keys)) {
                 if (d)
-                        ra_manager_forget_disk(m, d, LOG_INFO, "no longer managed: not in bdis=.");
+                        ra_tune_forget(m, d, LOG_INFO, "no longer managed: not in bdis=.");
                 return false;
         }
         if (d) {
@@ -185,7 +184,7 @@ static bool take_bdi(Manager *m, RaBdi *b, bool retune, Fresh *ret) {
                 return true;
         }
 
-        r = ra_manager_add_disk(m, RA_KIND_BDI, b->name, &d);
+        r = ra_registry_add(m, RA_KIND_BDI, b->name, &d);
         if (r < 0) {
                 log_error_errno(r, "%s: cannot track the bdi: %m", b->name);
                 return false;
@@ -201,7 +200,7 @@ static bool take_bdi(Manager *m, RaBdi *b, bool retune, Fresh *ret) {
 /* The bdis a scan or a mount under way found: originals saved in one save, then each decided. */
 static void settle(Manager *m, Fresh *fresh, size_t n_fresh, const char *event) {
         mark_beneath(m);
-        (void) ra_manager_flush_state(m);
+        (void) ra_store_flush(m);
         for (size_t i = 0; i < n_fresh; i++) {
                 RaDisk *d = fresh[i].disk;
 
@@ -209,7 +208,7 @@ static void settle(Manager *m, Fresh *fresh, size_t n_fresh, const char *event) 
                         d->external = false;
                 ra_tune_commit(m, &fresh[i].tune, event);
         }
-        ra_sampler_disks_changed(m);
+        ra_registry_changed(m);
 }
 
 /* A btrfs whose mount is under way is not in mountinfo yet, and is kept while its bdi is there. */
@@ -249,7 +248,7 @@ void ra_bdiwatch_scan(Manager *m, const char *event) {
                 RaDisk *d = m->disks[i - 1];
 
                 if (d->kind == RA_KIND_BDI && !d->seen && !mounting(d))
-                        ra_manager_forget_disk(m, d, LOG_INFO, "unmounted.");
+                        ra_tune_forget(m, d, LOG_INFO, "unmounted.");
         }
         settle(m, fresh, n_fresh, event);
 }
@@ -302,7 +301,7 @@ static bool early_try(Manager *m, const char *name) {
         Fresh fresh;
         int r;
 
-        if (ra_manager_find_disk(m, name) || !ra_bdi_exists("/sys", name))
+        if (ra_registry_find(m, name) || !ra_bdi_exists("/sys", name))
                 return true; /* mountinfo was quicker, or the mount failed */
 
         b.name = strdup(name);
@@ -391,7 +390,7 @@ static int on_kernel_uevent(sd_event_source *s, int fd, uint32_t revents, void *
                 log_debug("%s: kernel %s uevent.", name, action);
                 if (ra_streq(action, "add") && strncmp(name, "btrfs-", 6) == 0)
                         early_add(m, name);
-                else if (ra_streq(action, "remove") && (d = ra_manager_find_disk(m, name)) &&
+                else if (ra_streq(action, "remove") && (d = ra_registry_find(m, name)) &&
                          d->kind == RA_KIND_BDI && !d->bdi.mountpoint)
                         ra_bdiwatch_scan(m, "udev"); /* a mount that failed */
                 udev_device_unref(dev);

@@ -8,11 +8,12 @@
 #include <sys/sysmacros.h>
 
 #include "ra-apply.h"
-#include "ra-bus.h"
+#include "ra-context.h"
 #include "ra-log.h"
-#include "ra-manager.h"
 #include "ra-mounts.h"
+#include "ra-registry.h"
 #include "ra-sampler.h"
+#include "ra-store.h"
 #include "ra-tracer.h"
 #include "ra-tune.h"
 #include "ra-util.h"
@@ -147,7 +148,7 @@ static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
          */
         bool own = !d->beneath_bdi || o->pcache.seq_bytes + o->pcache.random_bytes > 0;
 
-        if (own && d->attrs.size_bytes > 0 && !ra_manager_observing(m) &&
+        if (own && d->attrs.size_bytes > 0 && !ra_context_observing(m) &&
             IN_SET(d->decision.source, RA_SOURCE_PRIOR, RA_SOURCE_LEARNED))
                 return ra_adapt_update(&d->model, o, &limits);
 
@@ -237,7 +238,7 @@ static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
 
                 publish(d, &o);
                 if (learned) {
-                        ra_manager_learned(m, d);
+                        ra_store_learned(m, d);
                         event = "learning";
                 }
         }
@@ -415,7 +416,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                 sample_disk(m, m->disks[i], now);
 
         /* What was learned this interval, in one save. */
-        (void) ra_manager_flush_state(m);
+        (void) ra_store_flush(m);
 
         /* The interval may have changed with a reload. */
         r = sd_event_source_set_time(s, now + (uint64_t) m->config->interval_ms * 1000);
@@ -426,15 +427,6 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         if (r < 0)
                 return log_error_errno(r, "Cannot schedule the next sample: %m");
         return 0;
-}
-
-static void set_learning_off(Manager *m, const char *why) {
-        if (ra_streq(why, m->learning_off))
-                return;
-        free(m->learning_off);
-        m->learning_off = why ? strdup(why) : NULL;
-        ra_bus_manager_changed(m, "LearningOff");
-        ra_bus_manager_changed(m, "Evidence");
 }
 
 void ra_sampler_open_tracer(Manager *m) {
@@ -458,7 +450,7 @@ void ra_sampler_open_tracer(Manager *m) {
                                  strerror(-r)) < 0)
                         why = NULL;
                 log_notice("%s Pins, stored and prior values still apply.", why ?: "Learning is off.");
-                set_learning_off(m, why ?: "Learning is off.");
+                ra_tune_learning(m, why ?: "Learning is off.");
                 return;
         }
 
@@ -477,8 +469,7 @@ void ra_sampler_open_tracer(Manager *m) {
                 log_warning_errno(r, "Cannot watch how full the trace buffers are, reading them once an "
                                      "interval only: %m");
         ra_sampler_disks_changed(m);
-        set_learning_off(m, NULL);
-        ra_bus_manager_changed(m, "Evidence");
+        ra_tune_learning(m, NULL);
 }
 
 int ra_sampler_start(Manager *m) {

@@ -6,9 +6,12 @@
 
 #include "ra-apply.h"
 #include "ra-bus.h"
+#include "ra-context.h"
 #include "ra-log.h"
-#include "ra-manager.h"
+#include "ra-registry.h"
 #include "ra-settings.h"
+#include "ra-store.h"
+#include "ra-tune-swap.h"
 #include "ra-tune.h"
 #include "ra-util.h"
 
@@ -48,7 +51,7 @@ static void write_decision(Manager *m, RaDisk *d, const char *event) {
 
         /* A device's value before radaemon's first write is on disk before that write. */
         if (m->original_unsaved)
-                (void) ra_manager_flush_state(m);
+                (void) ra_store_flush(m);
 
         r = write_window(d, want->kb, &now);
         d->attrs.read_ahead_kb = now;
@@ -155,7 +158,7 @@ static void decide(Manager *m, RaDisk *d, const char *event) {
                                        "%s: read_ahead_kb stays at %" PRIu32 " KiB (%s, on %s): %s", d->name,
                                        d->decision.kb, ra_source_to_string(d->decision.source), event,
                                        d->decision.reason);
-        } else if (ra_manager_observing(m))
+        } else if (ra_context_observing(m))
                 log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
                                "%s: would change read_ahead_kb %" PRIu32 " -> %" PRIu32
                                " KiB (%s, on %s; observe mode): %s",
@@ -167,7 +170,6 @@ static void decide(Manager *m, RaDisk *d, const char *event) {
 
 void ra_tune_drift(Manager *m, RaDisk *d, uint32_t kb) {
         uint32_t was = d->attrs.read_ahead_kb;
-        RaStateEntry *e;
         uint64_t now;
 
         if (kb == was)
@@ -194,12 +196,7 @@ void ra_tune_drift(Manager *m, RaDisk *d, uint32_t kb) {
                  * (found after INIT, it holds the answer, not radaemon's value),
                  * and Restore goes back to it.
                  */
-                if (ra_state_ensure(m->state, d->identity, &e) >= 0 &&
-                    (!e->has_original || e->original_kb != kb)) {
-                        e->original_kb = kb;
-                        e->has_original = true;
-                        m->state_dirty = true;
-                }
+                ra_store_set_original(m, d->identity, kb);
                 decide(m, d, "fuse init");
                 return;
         }
@@ -218,12 +215,7 @@ void ra_tune_drift(Manager *m, RaDisk *d, uint32_t kb) {
                          " KiB during its udev add event (a udev rule, such as nfs-common's nfsrahead): "
                          "its starting value; radaemon writes %" PRIu32 " KiB when udev is done.",
                          d->name, was, kb, d->decision.kb);
-                if (ra_state_ensure(m->state, d->identity, &e) >= 0 &&
-                    (!e->has_original || e->original_kb != kb)) {
-                        e->original_kb = kb;
-                        e->has_original = true;
-                        m->state_dirty = true;
-                }
+                ra_store_set_original(m, d->identity, kb);
                 return;
         }
 
@@ -251,7 +243,7 @@ void ra_tune_drift(Manager *m, RaDisk *d, uint32_t kb) {
         }
 
         /* Nothing to defend: observing, no medium, or our own value. */
-        if (ra_manager_observing(m) || d->decision.kb == 0 || kb == d->decision.kb)
+        if (ra_context_observing(m) || d->decision.kb == 0 || kb == d->decision.kb)
                 return;
 
         if (now - d->reassert_since > REASSERT_WINDOW_USEC) {
@@ -392,4 +384,113 @@ bool ra_tune_restore(Manager *m, RaDisk *d, const char *why) {
         }
         ra_tune_commit(m, &t, NULL);
         return done;
+}
+
+void ra_tune_identified(Manager *m, RaDisk *d, const char *previous_identity) {
+        uint32_t learned;
+
+        ra_store_remember_original(m, d);
+
+        /* Another medium behind the name: start from what is known about it. */
+        if (ra_streq(previous_identity, d->identity))
+                return;
+        d->model = (RaModel){};
+        d->trace = (RaTraceAccount){};
+        d->pcache = (RaPcacheAccount){ .page_kb = ra_page_kb() };
+        d->stat_usec = 0;
+        learned = ra_state_learned(m->state, d->identity);
+        if (learned > 0)
+                ra_adapt_restore(&d->model, learned);
+}
+
+void ra_tune_forget(Manager *m, RaDisk *d, int level, const char *why) {
+        log_full_errno(level, 0, "%s: %s", d->name, why);
+        if (d->published)
+                ra_bus_disk_removed(m, d);
+        ra_registry_remove(m, d);
+}
+
+/* Decides again for every object with this identity: what is stored for it changed. */
+static void tune_identity(Manager *m, const char *identity, const char *event) {
+        for (size_t i = 0; i < m->n_disks; i++) {
+                RaDisk *d = m->disks[i];
+                RaTune t;
+
+                if (!ra_streq(d->identity, identity) || ra_tune_begin(d, &t) < 0)
+                        continue;
+                d->external = false;
+                ra_tune_commit(m, &t, event);
+        }
+}
+
+int ra_tune_pin(Manager *m, RaDisk *d, uint32_t kb, bool persist, uid_t uid) {
+        _cleanup_free_ char *identity = strdup(d->identity);
+        bool changed;
+        int r;
+
+        if (!identity)
+                return -ENOMEM;
+        r = ra_store_pin(m, identity, kb, persist, &changed);
+        if (changed) {
+                log_disk(LOG_INFO, RA_LOG_PIN, d->name, kb, "pinned",
+                         "%s: pinned to %" PRIu32 " KiB by uid %u over D-Bus, %s %s.", d->name, kb,
+                         (unsigned) uid, persist ? "stored for" : "until radaemon stops, for", identity);
+                tune_identity(m, identity, "pin");
+        }
+        return r;
+}
+
+int ra_tune_unpin(Manager *m, RaDisk *d, uid_t uid) {
+        _cleanup_free_ char *identity = strdup(d->identity);
+        bool changed;
+        int r;
+
+        if (!identity)
+                return -ENOMEM;
+        r = ra_store_unpin(m, identity, &changed);
+        if (r >= 0 && !changed) {
+                log_info("%s: no pin to clear (asked by uid %u).", d->name, (unsigned) uid);
+                tune_identity(m, identity, "unpin");
+        } else if (changed) {
+                log_disk(LOG_INFO, RA_LOG_PIN, d->name, 0, "",
+                         "%s: pin cleared by uid %u over D-Bus; radaemon decides again.", d->name,
+                         (unsigned) uid);
+                tune_identity(m, identity, "unpin");
+        }
+        return r;
+}
+
+unsigned ra_tune_restore_all(Manager *m, bool stay, const char *why) {
+        unsigned n = 0;
+
+        /*
+         * Whatever the mode: observing now says nothing of what radaemon (or
+         * its udev helper) wrote before.
+         */
+        for (size_t i = 0; i < m->n_disks; i++)
+                n += ra_tune_restore(m, m->disks[i], why);
+
+        /* vm.page-cluster counts as one more value put back. */
+        n += (unsigned) ra_tune_swap_restore(m, why);
+
+        if (stay && !m->restored) {
+                m->restored = m->state->restored = true;
+                (void) ra_store_save(m, NULL);
+                ra_bus_manager_changed(m, "Mode");
+                ra_registry_notify_status(m);
+        }
+        return n;
+}
+
+void ra_tune_learning(Manager *m, const char *off) {
+        bool changed = !ra_streq(off, m->learning_off);
+
+        if (changed) {
+                free(m->learning_off);
+                m->learning_off = off ? strdup(off) : NULL;
+                ra_bus_manager_changed(m, "LearningOff");
+        }
+        /* What learning is judged from follows whether tracing works. */
+        if (changed || !off)
+                ra_bus_manager_changed(m, "Evidence");
 }

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <sys/types.h>
+
 #include "ra-disk.h"
 
 struct Manager;
@@ -57,3 +59,31 @@ int ra_tune_check_window(struct Manager *m, RaDisk *d, uint32_t *ret_kb);
 
 /* Puts d's original value back; true when it is there. */
 bool ra_tune_restore(struct Manager *m, RaDisk *d, const char *why);
+
+/*
+ * d was (re)read by its source: its original is remembered (saved before
+ * the first write), and for another medium behind the name learning starts
+ * from what is known about it.
+ */
+void ra_tune_identified(struct Manager *m, RaDisk *d, const char *previous_identity);
+
+/* Drops d, from the bus too if clients saw it, saying why at level. */
+void ra_tune_forget(struct Manager *m, RaDisk *d, int level, const char *why);
+
+/*
+ * Pins every object with d's identity to kb, or clears the pin, and decides
+ * again for them. With persist, the pin is on disk when this returns 0.
+ */
+int ra_tune_pin(struct Manager *m, RaDisk *d, uint32_t kb, bool persist, uid_t uid);
+int ra_tune_unpin(struct Manager *m, RaDisk *d, uid_t uid);
+
+/*
+ * Puts every managed object and vm.page-cluster back to the value it had
+ * before radaemon first saw it. With stay, radaemon and its udev helper then
+ * write nothing until a reload, also across restarts (Restore()); without,
+ * only the values go back (restore_on_exit). Returns how many were put back.
+ */
+unsigned ra_tune_restore_all(struct Manager *m, bool stay, const char *why);
+
+/* Why learning is off (no tracefs), or NULL now that it works. */
+void ra_tune_learning(struct Manager *m, const char *off);
