@@ -110,52 +110,48 @@ static int method_list_devices(sd_bus_message *msg, void *userdata, sd_bus_error
         return sd_bus_send(NULL, reply, NULL);
 }
 
-static int method_get_device(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+/* The device a manager method names in its first argument; -ENODEV with error set when there is none. */
+static int read_device(sd_bus_message *msg, Manager *m, sd_bus_error *error, RaDisk **ret) {
         const char *name;
-        RaDisk *d;
         int r;
 
         r = sd_bus_message_read(msg, "s", &name);
         if (r < 0)
                 return r;
+        *ret = lookup_disk(m, name, error);
+        return *ret ? 0 : -ENODEV;
+}
 
-        d = lookup_disk(userdata, name, error);
-        if (!d)
-                return -ENODEV;
+static int method_get_device(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        RaDisk *d;
+        int r;
 
+        r = read_device(msg, userdata, error, &d);
+        if (r < 0)
+                return r;
         return sd_bus_reply_method_return(msg, "o", d->object_path);
 }
 
 static int method_manager_set_read_ahead(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        const char *name;
         uint32_t kb;
         int persist, r;
         RaDisk *d;
 
-        r = sd_bus_message_read(msg, "sub", &name, &kb, &persist);
+        r = read_device(msg, userdata, error, &d);
+        if (r >= 0)
+                r = sd_bus_message_read(msg, "ub", &kb, &persist);
         if (r < 0)
                 return r;
-
-        d = lookup_disk(userdata, name, error);
-        if (!d)
-                return -ENODEV;
-
         return ra_bus_device_set_read_ahead(d, msg, kb, persist, error);
 }
 
 static int method_manager_clear_pin(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        const char *name;
         RaDisk *d;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &name);
+        r = read_device(msg, userdata, error, &d);
         if (r < 0)
                 return r;
-
-        d = lookup_disk(userdata, name, error);
-        if (!d)
-                return -ENODEV;
-
         return ra_bus_device_clear_pin(d, msg, error);
 }
 
