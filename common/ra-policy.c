@@ -182,8 +182,8 @@ void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *r
                         ra_reason_format(ret->reason,
                                          "Learned %" PRIu32 " KiB from this device's reads before.",
                                          s->learned_kb);
-        } else if (s->prior)
-                *ret = *s->prior;
+        } else if (s->has_prior)
+                *ret = s->prior;
         else
                 ra_policy_prior(a, bounds, ret);
 

@@ -35,17 +35,6 @@ typedef struct RaBounds {
  */
 void ra_bounds_override(RaBounds *b, uint32_t min_kb, uint32_t max_kb);
 
-/* What the configuration, the administrator and learning say about one device. */
-typedef struct RaSettings {
-        RaBounds bounds;                /* [policy], replaced where matching [device:…] sections say */
-        uint32_t pinned_kb;             /* set over D-Bus; 0 when not pinned */
-        uint32_t config_kb;             /* read_ahead_kb from the configuration; 0 when unset */
-        uint32_t learned_kb;            /* from what the device did (ra-adapt); 0 when nothing learned */
-        const char *learned_reason;     /* one sentence, with learned_kb */
-        bool external;                  /* someone else set read_ahead_kb, and radaemon yields to it */
-        const struct RaDecision *prior; /* a bdi's, from what lies beneath (ra_bdi_prior); NULL for disks */
-} RaSettings;
-
 #define RA_REASON_MAX 256
 
 /* Formats one sentence of reason into a RA_REASON_MAX buffer, cut if it must be. */
@@ -56,6 +45,23 @@ typedef struct RaDecision {
         RaSource source;
         char reason[RA_REASON_MAX];
 } RaDecision;
+
+/* What the configuration, the administrator and learning say about one device. */
+typedef struct RaSettings {
+        RaBounds bounds;            /* [policy], replaced where matching [device:…] sections say */
+        uint32_t pinned_kb;         /* set over D-Bus; 0 when not pinned */
+        uint32_t config_kb;         /* read_ahead_kb from the configuration; 0 when unset */
+        uint32_t learned_kb;        /* from what the device did (ra-adapt); 0 when nothing learned */
+        const char *learned_reason; /* one sentence, with learned_kb */
+        bool external;              /* someone else set read_ahead_kb, and radaemon yields to it */
+        /*
+         * Where the object's kind has a prior of its own (a bdi's, from what
+         * lies beneath it; a stacked device's, from its leaves): it, instead
+         * of the prior from the object's attributes.
+         */
+        bool has_prior;
+        RaDecision prior;
+} RaSettings;
 
 /*
  * The largest window a device of this size gets from its attributes alone:

@@ -18,3 +18,42 @@ void ra_settings_for_bdi(const RaConfig *c, const RaState *s, const char *const 
         ret->pinned_kb = s && identity ? ra_state_pin(s, identity) : 0;
         ret->learned_kb = s && identity ? ra_state_learned(s, identity) : 0;
 }
+
+void ra_settings_build(const RaConfig *c, const RaState *s, const RaSettingsInput *in, RaSettings *ret) {
+        const char *keys[4] = {};
+
+        if (in->kind == RA_SETTINGS_BDI) {
+                ra_bdi_keys(in->bdi, keys);
+                ra_settings_for_bdi(c, s, keys, in->identity, ret);
+        } else
+                ra_settings_for_device(c, s, in->name, in->identity, ret);
+
+        /* The kind's prior is bounded as the attributes' would be: by udev's properties too. */
+        if (in->kind == RA_SETTINGS_BDI) {
+                ra_bdi_prior(in->bdi, in->beneath_kb, in->server_kb, ra_policy_bounds(in->attrs, ret),
+                             &ret->prior);
+                ret->has_prior = true;
+        } else if (in->kind == RA_SETTINGS_STACK)
+                /* A stack this module cannot read leaves the device to its own attributes. */
+                ret->has_prior = ra_stack_decide(in->stack_read, in->stack, in->leaf_kb,
+                                                 ra_policy_bounds(in->attrs, ret), &ret->prior);
+
+        /* What this run has learned, and whether it yields, are newer than the store. */
+        if (in->run) {
+                ret->learned_kb = in->run->learned_kb;
+                ret->learned_reason = in->run->learned_reason;
+                ret->external = in->run->external;
+        }
+}
+
+void ra_settings_build_swap(const RaConfig *c, const RaState *s, const RaSwapRun *run, RaSwapSettings *ret) {
+        *ret = (RaSwapSettings){
+                .manage = c->swap_manage,
+                .pinned = s ? ra_state_swap_pin(s) : -1,
+                .config = c->swap_page_cluster,
+                .learned = run->learned,
+                .learned_reason = run->learned_reason,
+                .external = run->external,
+                .current = run->current,
+        };
+}

@@ -6,11 +6,13 @@
 #include <string.h>
 #include <systemd/sd-bus.h>
 
+#include "ra-bus-objects.h"
 #include "ra-bus.h"
+#include "ra-context.h"
 #include "ra-log.h"
-#include "ra-manager.h"
-#include "ra-swapwatch.h"
+#include "ra-registry.h"
 #include "ra-tracer.h"
+#include "ra-tune.h"
 #include "ra-util.h"
 
 /* --- access control ------------------------------------------------------ */
@@ -76,54 +78,14 @@ int ra_bus_check_authorized(sd_bus_message *msg, uid_t *ret_uid, sd_bus_error *e
                                  (unsigned) uid);
 }
 
-/* --- methods shared by the manager and the device objects ---------------- */
+/* --- the manager object's methods on a device ---------------------------- */
 
 static RaDisk *lookup_disk(Manager *m, const char *name, sd_bus_error *error) {
-        RaDisk *d = ra_device_name_is_valid(name) ? ra_manager_find_disk(m, name) : NULL;
+        RaDisk *d = ra_device_name_is_valid(name) ? ra_registry_find(m, name) : NULL;
 
         if (!d)
                 sd_bus_error_setf(error, RA_BUS_ERROR_NO_SUCH_DEVICE, "No managed device '%s'.", name);
         return d;
-}
-
-static int set_read_ahead(RaDisk *d, sd_bus_message *msg, uint32_t kb, int persist, sd_bus_error *error) {
-        RaBounds b = ra_policy_bounds(&d->attrs, &d->settings);
-        uid_t uid;
-        int r;
-
-        if (!ra_kb_is_valid(kb) || kb < b.min_kb || kb > b.max_kb)
-                return sd_bus_error_setf(error, RA_BUS_ERROR_INVALID_VALUE,
-                                         "%s: the value must be a multiple of 4 from %" PRIu32 " to %" PRIu32
-                                         " KiB, not %" PRIu32 ".",
-                                         d->name, b.min_kb, b.max_kb, kb);
-
-        r = ra_bus_check_authorized(msg, &uid, error);
-        if (r < 0)
-                return r;
-
-        /* SD_BUS_ERROR_FAILED, whatever the errno: EACCES must not read as "not permitted". */
-        r = ra_manager_set_pin(d->manager, d, kb, persist, uid);
-        if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot store the pin under %s: %s",
-                                         d->manager->state_dir, strerror(-r));
-
-        return sd_bus_reply_method_return(msg, NULL);
-}
-
-static int clear_pin(RaDisk *d, sd_bus_message *msg, sd_bus_error *error) {
-        uid_t uid;
-        int r;
-
-        r = ra_bus_check_authorized(msg, &uid, error);
-        if (r < 0)
-                return r;
-
-        r = ra_manager_clear_pin(d->manager, d, uid);
-        if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot remove the pin under %s: %s",
-                                         d->manager->state_dir, strerror(-r));
-
-        return sd_bus_reply_method_return(msg, NULL);
 }
 
 /* --- the manager object -------------------------------------------------- */
@@ -148,53 +110,49 @@ static int method_list_devices(sd_bus_message *msg, void *userdata, sd_bus_error
         return sd_bus_send(NULL, reply, NULL);
 }
 
-static int method_get_device(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+/* The device a manager method names in its first argument; -ENODEV with error set when there is none. */
+static int read_device(sd_bus_message *msg, Manager *m, sd_bus_error *error, RaDisk **ret) {
         const char *name;
-        RaDisk *d;
         int r;
 
         r = sd_bus_message_read(msg, "s", &name);
         if (r < 0)
                 return r;
+        *ret = lookup_disk(m, name, error);
+        return *ret ? 0 : -ENODEV;
+}
 
-        d = lookup_disk(userdata, name, error);
-        if (!d)
-                return -ENODEV;
+static int method_get_device(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        RaDisk *d;
+        int r;
 
+        r = read_device(msg, userdata, error, &d);
+        if (r < 0)
+                return r;
         return sd_bus_reply_method_return(msg, "o", d->object_path);
 }
 
 static int method_manager_set_read_ahead(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        const char *name;
         uint32_t kb;
         int persist, r;
         RaDisk *d;
 
-        r = sd_bus_message_read(msg, "sub", &name, &kb, &persist);
+        r = read_device(msg, userdata, error, &d);
+        if (r >= 0)
+                r = sd_bus_message_read(msg, "ub", &kb, &persist);
         if (r < 0)
                 return r;
-
-        d = lookup_disk(userdata, name, error);
-        if (!d)
-                return -ENODEV;
-
-        return set_read_ahead(d, msg, kb, persist, error);
+        return ra_bus_device_set_read_ahead(d, msg, kb, persist, error);
 }
 
 static int method_manager_clear_pin(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        const char *name;
         RaDisk *d;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &name);
+        r = read_device(msg, userdata, error, &d);
         if (r < 0)
                 return r;
-
-        d = lookup_disk(userdata, name, error);
-        if (!d)
-                return -ENODEV;
-
-        return clear_pin(d, msg, error);
+        return ra_bus_device_clear_pin(d, msg, error);
 }
 
 static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -206,7 +164,7 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return r;
 
         log_info("Reload requested over D-Bus by uid %u.", (unsigned) uid);
-        r = ra_manager_reload(userdata);
+        r = ((Manager *) userdata)->on_reload(userdata);
         if (r == -EINVAL)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED,
                                          "The configuration is invalid and was not loaded; see the log.");
@@ -228,7 +186,7 @@ static int method_restore(sd_bus_message *msg, void *userdata, sd_bus_error *err
 
         if (asprintf(&why, "restore asked over D-Bus by uid %u", (unsigned) uid) < 0)
                 return -ENOMEM;
-        n = ra_manager_restore(userdata, true, why);
+        n = ra_tune_restore_all(userdata, true, why);
         log_info("Put %u disk%s back to their values before radaemon; observing until a reload.", n,
                  n == 1 ? "" : "s");
 
@@ -269,7 +227,7 @@ static int property_get_mode(sd_bus *bus, const char *path, const char *interfac
                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
 
-        return sd_bus_message_append(reply, "s", ra_manager_observing(m) ? "observe" : "auto");
+        return sd_bus_message_append(reply, "s", ra_context_observing(m) ? "observe" : "auto");
 }
 
 static const sd_bus_vtable manager_vtable[] = {
@@ -293,129 +251,6 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
-
-/* --- the device objects -------------------------------------------------- */
-
-static int method_device_set_read_ahead(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        uint32_t kb;
-        int persist, r;
-
-        r = sd_bus_message_read(msg, "ub", &kb, &persist);
-        if (r < 0)
-                return r;
-
-        return set_read_ahead(userdata, msg, kb, persist, error);
-}
-
-static int method_device_clear_pin(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return clear_pin(userdata, msg, error);
-}
-
-/* sd-bus reads an int for "b"; our flags are bool. */
-static int property_get_bool(sd_bus *bus, const char *path, const char *interface, const char *property,
-                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        return sd_bus_message_append(reply, "b", (int) *(bool *) userdata);
-}
-
-/* For strings held in arrays rather than behind pointers. */
-static int property_get_char_array(sd_bus *bus, const char *path, const char *interface,
-                                   const char *property, sd_bus_message *reply, void *userdata,
-                                   sd_bus_error *error) {
-        return sd_bus_message_append(reply, "s", (const char *) userdata);
-}
-
-static int property_get_source(sd_bus *bus, const char *path, const char *interface, const char *property,
-                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        return sd_bus_message_append(reply, "s", ra_source_to_string(*(RaSource *) userdata));
-}
-
-static int property_get_kind(sd_bus *bus, const char *path, const char *interface, const char *property,
-                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        return sd_bus_message_append(reply, "s", ra_kind_to_string(*(RaKind *) userdata));
-}
-
-/* Strings a disk does not have (a bdi's mount point) are empty, as the XML says. */
-static int property_get_string_or_empty(sd_bus *bus, const char *path, const char *interface,
-                                        const char *property, sd_bus_message *reply, void *userdata,
-                                        sd_bus_error *error) {
-        return sd_bus_message_append(reply, "s", *(char **) userdata ?: "");
-}
-
-static int property_get_strv(sd_bus *bus, const char *path, const char *interface, const char *property,
-                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        return sd_bus_message_append_strv(reply, *(char ***) userdata);
-}
-
-#define DISK_PROPERTY(name, sig, getter, field, flags)                                                      \
-        SD_BUS_PROPERTY(name, sig, getter, offsetof(RaDisk, field), flags)
-#define CHANGES SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
-
-static const sd_bus_vtable device_vtable[] = {
-        SD_BUS_VTABLE_START(0),
-        DISK_PROPERTY("Name", "s", NULL, name, SD_BUS_VTABLE_PROPERTY_CONST),
-        DISK_PROPERTY("Kind", "s", property_get_kind, kind, SD_BUS_VTABLE_PROPERTY_CONST),
-        DISK_PROPERTY("MountPoint", "s", property_get_string_or_empty, bdi.mountpoint,
-                      SD_BUS_VTABLE_PROPERTY_CONST),
-        DISK_PROPERTY("FileSystem", "s", property_get_string_or_empty, bdi.fs_type,
-                      SD_BUS_VTABLE_PROPERTY_CONST),
-        DISK_PROPERTY("Beneath", "as", property_get_strv, beneath_names, 0),
-        DISK_PROPERTY("Stack", "s", property_get_char_array, stack_text, 0),
-        DISK_PROPERTY("Node", "s", property_get_string_or_empty, devnode, CHANGES),
-        DISK_PROPERTY("Identity", "s", NULL, identity, CHANGES),
-        DISK_PROPERTY("SizeBytes", "t", NULL, attrs.size_bytes, CHANGES),
-        DISK_PROPERTY("Rotational", "b", property_get_bool, attrs.rotational, CHANGES),
-        DISK_PROPERTY("Removable", "b", property_get_bool, attrs.removable, CHANGES),
-        DISK_PROPERTY("Transport", "s", NULL, attrs.transport, CHANGES),
-        DISK_PROPERTY("ReadAheadKB", "u", NULL, attrs.read_ahead_kb, CHANGES),
-        DISK_PROPERTY("TargetKB", "u", NULL, decision.kb, CHANGES),
-        DISK_PROPERTY("Source", "s", property_get_source, decision.source, CHANGES),
-        DISK_PROPERTY("Reason", "s", property_get_char_array, decision.reason, CHANGES),
-        DISK_PROPERTY("ReadBytesPerSec", "t", NULL, read_bytes_per_sec, CHANGES),
-        DISK_PROPERTY("AvgReadRequestBytes", "t", NULL, avg_read_request_bytes, CHANGES),
-        DISK_PROPERTY("Workload", "s", NULL, workload, CHANGES),
-        DISK_PROPERTY("LearnedKB", "u", NULL, model.learned_kb, CHANGES),
-        DISK_PROPERTY("Decisions", "t", NULL, decisions, CHANGES),
-        DISK_PROPERTY("Evidence", "s", NULL, evidence, CHANGES),
-        SD_BUS_METHOD_WITH_ARGS("SetReadAhead", SD_BUS_ARGS("u", kb, "b", persist), SD_BUS_NO_RESULT,
-                                method_device_set_read_ahead, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD("ClearPin", NULL, NULL, method_device_clear_pin, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_VTABLE_END,
-};
-
-static int find_device(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
-                       sd_bus_error *error) {
-        _cleanup_free_ char *name = NULL;
-        RaDisk *d;
-
-        if (sd_bus_path_decode(path, RA_BUS_DEVICE_PREFIX, &name) <= 0)
-                return 0;
-
-        d = ra_manager_find_disk(userdata, name);
-        if (!d)
-                return 0;
-
-        *found = d;
-        return 1;
-}
-
-static int enumerate_devices(sd_bus *bus, const char *path, void *userdata, char ***nodes,
-                             sd_bus_error *error) {
-        _cleanup_(ra_strv_freep) char **l = NULL;
-        Manager *m = userdata;
-
-        l = calloc(m->n_disks + 1, sizeof(char *));
-        if (!l)
-                return -ENOMEM;
-
-        for (size_t i = 0; i < m->n_disks; i++) {
-                l[i] = strdup(m->disks[i]->object_path);
-                if (!l[i])
-                        return -ENOMEM;
-        }
-
-        *nodes = TAKE_PTR(l);
-        return 1;
-}
 
 /* --- connection ---------------------------------------------------------- */
 
@@ -464,12 +299,7 @@ static int connect_bus(Manager *m) {
                 r = sd_bus_add_object_vtable(bus, NULL, RA_BUS_PATH, RA_BUS_MANAGER_INTERFACE,
                                              manager_vtable, m);
         if (r >= 0)
-                r = sd_bus_add_fallback_vtable(bus, NULL, RA_BUS_DEVICE_PREFIX, RA_BUS_DEVICE_INTERFACE,
-                                               device_vtable, find_device, m);
-        if (r >= 0)
-                r = sd_bus_add_node_enumerator(bus, NULL, RA_BUS_DEVICE_PREFIX, enumerate_devices, m);
-        if (r >= 0)
-                r = ra_swapwatch_bus_add(m, bus);
+                r = ra_bus_objects_add(m, bus);
         if (r >= 0)
                 r = sd_bus_add_object_manager(bus, NULL, RA_BUS_PATH);
         if (r >= 0)
@@ -519,54 +349,4 @@ void ra_bus_manager_changed(Manager *m, const char *property) {
         if (m->bus)
                 (void) sd_bus_emit_properties_changed(m->bus, RA_BUS_PATH, RA_BUS_MANAGER_INTERFACE,
                                                       property, NULL);
-}
-
-void ra_bus_disk_added(Manager *m, RaDisk *d) {
-        d->published = true;
-        if (m->bus)
-                (void) sd_bus_emit_interfaces_added(m->bus, d->object_path, RA_BUS_DEVICE_INTERFACE, NULL);
-}
-
-void ra_bus_disk_removed(Manager *m, const RaDisk *d) {
-        if (m->bus)
-                (void) sd_bus_emit_interfaces_removed(m->bus, d->object_path, RA_BUS_DEVICE_INTERFACE, NULL);
-}
-
-void ra_bus_disk_changed(Manager *m, const RaDisk *d, const RaDiskSnapshot *b) {
-        const RaDecision *now = &d->decision;
-        char *names[18];
-        size_t n = 0;
-
-        if (!m->bus)
-                return;
-
-#define CHANGED(cond, property)                                                                             \
-        do {                                                                                                \
-                if (cond)                                                                                   \
-                        names[n++] = (char *) (property);                                                   \
-        } while (false)
-
-        CHANGED(!ra_streq(b->node, d->devnode) && (b->node || d->devnode), "Node");
-        CHANGED(!ra_streq(b->identity, d->identity) && (b->identity || d->identity), "Identity");
-        CHANGED(b->size_bytes != d->attrs.size_bytes, "SizeBytes");
-        CHANGED(b->rotational != d->attrs.rotational, "Rotational");
-        CHANGED(b->removable != d->attrs.removable, "Removable");
-        CHANGED(!ra_streq(b->transport, d->attrs.transport) && (b->transport || d->attrs.transport),
-                "Transport");
-        CHANGED(b->read_ahead_kb != d->attrs.read_ahead_kb, "ReadAheadKB");
-        CHANGED(b->decision.kb != now->kb, "TargetKB");
-        CHANGED(b->decision.source != now->source, "Source");
-        CHANGED(strcmp(b->decision.reason, now->reason) != 0, "Reason");
-        CHANGED(!ra_streq(b->workload, d->workload), "Workload");
-        CHANGED(!ra_streq(b->evidence, d->evidence), "Evidence");
-        CHANGED(b->read_bytes_per_sec != d->read_bytes_per_sec, "ReadBytesPerSec");
-        CHANGED(b->avg_read_request_bytes != d->avg_read_request_bytes, "AvgReadRequestBytes");
-        CHANGED(b->learned_kb != d->model.learned_kb, "LearnedKB");
-        CHANGED(b->decisions != d->decisions, "Decisions");
-#undef CHANGED
-
-        if (n == 0)
-                return;
-        names[n] = NULL;
-        (void) sd_bus_emit_properties_changed_strv(m->bus, d->object_path, RA_BUS_DEVICE_INTERFACE, names);
 }

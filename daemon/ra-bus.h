@@ -5,6 +5,7 @@
 
 #include "ra-dbus.h"
 #include "ra-disk.h"
+#include "ra-swapobj.h"
 
 /*
  * The D-Bus API of daemon/org.radaemon.ReadAhead1.xml on the system bus.
@@ -36,3 +37,6 @@ void ra_bus_disk_added(struct Manager *m, RaDisk *d);
 void ra_bus_disk_removed(struct Manager *m, const RaDisk *d);
 /* Emits PropertiesChanged for what differs from before. */
 void ra_bus_disk_changed(struct Manager *m, const RaDisk *d, const RaDiskSnapshot *before);
+
+/* Emits PropertiesChanged of the Swap object for what differs from before. */
+void ra_bus_swap_changed(struct Manager *m, const RaSwapSnapshot *before);

@@ -332,3 +332,25 @@ int ra_disk_update_bdi(RaDisk *d, struct udev *udev, RaBdi *b) {
                 return r;
         return props;
 }
+
+/*
+ * The size and optimal I/O size are read again on the way: the resume that
+ * stacked the limits again may have changed both (a dm table reload, whose
+ * "change" event comes after), and a decision from the old size would be
+ * written only to be undone.
+ */
+bool ra_disk_restacked(RaDisk *d, uint32_t kb) {
+        _cleanup_(ra_device_attrs_clear) RaDeviceAttrs now = {};
+        _cleanup_close_ int sysfd = -1;
+        const char *bad = NULL;
+
+        if (!d->stack)
+                return false;
+        sysfd = ra_disk_open_sysfs(d);
+        if (sysfd < 0 || ra_device_attrs_read_sysfs(&now, sysfd, &bad) < 0 ||
+            kb != ra_policy_kernel_kb(now.optimal_io_bytes))
+                return false;
+        d->attrs.size_bytes = now.size_bytes;
+        d->attrs.optimal_io_bytes = now.optimal_io_bytes;
+        return true;
+}

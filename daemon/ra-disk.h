@@ -77,7 +77,6 @@ typedef struct RaDisk {
         RaBdi bdi;
         char **beneath_names; /* the disks it reads from, for D-Bus */
         uint32_t *beneath_kb; /* their priors, one per bdi.beneath */
-        RaDecision bdi_prior;
         uint32_t server_kb;
         bool reread; /* udevd has finished an event of it: read its properties again at the next scan */
         /*
@@ -145,3 +144,11 @@ typedef struct RaDiskSnapshot {
 
 int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret);
 void ra_disk_snapshot_clear(RaDiskSnapshot *s);
+
+/*
+ * Whether kb, found in a stacked device's sysfs, is the kernel's own value
+ * for its limits as they are now (max(2 × optimal I/O size, 128 KiB)): dm
+ * and md stacking them again, not somebody's write. Updates the size and
+ * optimal I/O size it read on the way.
+ */
+bool ra_disk_restacked(RaDisk *d, uint32_t kb);

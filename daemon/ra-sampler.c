@@ -8,12 +8,15 @@
 #include <sys/sysmacros.h>
 
 #include "ra-apply.h"
-#include "ra-bus.h"
+#include "ra-context.h"
 #include "ra-log.h"
-#include "ra-manager.h"
 #include "ra-mounts.h"
+#include "ra-observe.h"
+#include "ra-registry.h"
 #include "ra-sampler.h"
+#include "ra-store.h"
 #include "ra-tracer.h"
+#include "ra-tune.h"
 #include "ra-util.h"
 
 /*
@@ -27,261 +30,6 @@
 #define WAKES_PER_SEC 64
 /* Lost events are said at most once a minute, with everything lost since. */
 #define LOST_SAID_USEC (60 * UINT64_C(1000000))
-
-/* Idle samples before a disk is looked at less often, and the most skipped. */
-#define IDLE_BEFORE_SKIPPING 5
-#define SKIP_MAX 4
-
-static int read_counters(int sysfd, RaDiskStat *ret) {
-        char buf[512];
-        int r;
-
-        r = ra_read_file_at(sysfd, "stat", buf, sizeof(buf));
-        if (r < 0)
-                return r == -ENOENT ? -ENODEV : r;
-        return ra_stats_parse(buf, ret);
-}
-
-/*
- * A bdi has no counters: its reads are those of the devices beneath it (all
- * zero for FUSE and NFS, whose rates come from the page cache instead). A
- * device that cannot be read now only leaves its share out.
- */
-static void read_bdi_counters(const RaDisk *d, RaDiskStat *ret) {
-        *ret = (RaDiskStat){};
-        for (size_t i = 0; i < d->bdi.n_beneath; i++) {
-                char path[64];
-                _cleanup_close_ int fd = -1;
-                RaDiskStat s;
-
-                (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(d->bdi.beneath[i]),
-                                minor(d->bdi.beneath[i]));
-                fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                if (fd < 0 || read_counters(fd, &s) < 0)
-                        continue;
-                ret->read_ios += s.read_ios;
-                ret->read_merges += s.read_merges;
-                ret->read_sectors += s.read_sectors;
-                ret->read_ticks_ms += s.read_ticks_ms;
-                ret->write_ios += s.write_ios;
-                ret->write_merges += s.write_merges;
-                ret->write_sectors += s.write_sectors;
-                ret->write_ticks_ms += s.write_ticks_ms;
-                ret->in_flight += s.in_flight;
-                ret->time_in_queue_ms += s.time_in_queue_ms;
-                /* Busy time is a share of the interval: the busiest device's. */
-                if (s.io_ticks_ms > ret->io_ticks_ms)
-                        ret->io_ticks_ms = s.io_ticks_ms;
-        }
-}
-
-/* FUSE and NFS: what the page cache was filled with is what the file system was asked to read. */
-static void rates_from_pcache(const RaPcacheSummary *p, RaRates *r) {
-        uint64_t reads = p->seq_reads + p->random_reads, bytes = p->seq_bytes + p->random_bytes;
-
-        if (r->seconds <= 0)
-                return;
-        r->read_iops = (double) reads / r->seconds;
-        r->read_bytes_per_sec = (double) bytes / r->seconds;
-        r->avg_read_request_bytes = reads > 0 ? (double) bytes / (double) reads : 0;
-}
-
-static uint64_t read_diskseq(int sysfd) {
-        char buf[32];
-        uint64_t v;
-
-        if (ra_read_file_at(sysfd, "diskseq", buf, sizeof(buf)) < 0 || ra_parse_u64(buf, &v) < 0)
-                return 0;
-        return v;
-}
-
-/* Rates move every interval; a signal is worth it only when they moved by a tenth. */
-static void publish_rate(uint64_t *published, double now) {
-        /* Rates are never negative: rounding needs no libm (whose pages would cost 300 KiB resident). */
-        uint64_t v = now > 0 ? (uint64_t) (now + 0.5) : 0;
-        uint64_t diff = *published > v ? *published - v : v - *published;
-
-        if ((*published == 0) != (v == 0) || diff * 10 > (*published > v ? *published : v))
-                *published = v;
-}
-
-/*
- * Turns the counters read at now into one interval's observation. Returns 1
- * when there is one, 0 for a first sample or counters that were reset
- * (another device behind the name): those only set the baseline.
- */
-static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t kb, uint64_t now,
-                        RaObservation *ret) {
-        RaDiskStat delta;
-        bool baseline =
-                d->stat_usec == 0 || now <= d->stat_usec || ra_stats_delta(&d->stat, stat, &delta) < 0;
-
-        *ret = (RaObservation){
-                .window_kb = kb,
-                /* A bio-based device on a kernel without block_bio_queue has its counters only. */
-                .traced = m->tracer && (!d->bio_based || ra_tracer_sees_bios(m->tracer)),
-                .evidence = m->tracer ? ra_tracer_evidence(m->tracer) : RA_EVIDENCE_NONE,
-        };
-        if (!baseline)
-                ra_stats_rates(&delta, (double) (now - d->stat_usec) / 1e6, &ret->rates);
-        ra_trace_account_take(&d->trace, &ret->trace);
-        ra_pcache_account_take(&d->pcache, &ret->pcache);
-        if (!baseline && d->kind == RA_KIND_BDI && d->bdi.n_beneath == 0)
-                rates_from_pcache(&ret->pcache, &ret->rates);
-        d->stat = *stat;
-        d->stat_usec = now;
-        return !baseline;
-}
-
-/*
- * Feeds the adaptive policy; true when it learned a new value. Learning moves
- * only a value radaemon chose itself, and only when it writes: a step it
- * cannot try would be stored untested. Otherwise the workload is still named.
- */
-static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
-        const RaStateEntry *e = ra_state_find(m->state, d->identity);
-        RaAdaptLimits limits = {
-                .bounds = ra_policy_bounds(&d->attrs, &d->settings),
-                .size_cap_kb = ra_adapt_size_cap_kb(d->attrs.size_bytes),
-                .max_sectors_kb = d->attrs.max_sectors_kb,
-                /* What the kernel gave the device (2 x io_opt where it reports one), before radaemon. */
-                .default_kb = e && e->has_original && e->original_kb > 0 ? e->original_kb : 0,
-        };
-
-        /*
-         * The block requests of a disk beneath a bdi are its file system's, read
-         * with the bdi's window: they say nothing about the disk's own. Only raw
-         * reads of it (page-cache evidence on its own inode) teach it anything.
-         */
-        bool own = !d->beneath_bdi || o->pcache.seq_bytes + o->pcache.random_bytes > 0;
-
-        if (own && d->attrs.size_bytes > 0 && !ra_manager_observing(m) &&
-            IN_SET(d->decision.source, RA_SOURCE_PRIOR, RA_SOURCE_LEARNED))
-                return ra_adapt_update(&d->model, o, &limits);
-
-        d->model.workload = ra_adapt_classify(o, limits.max_sectors_kb);
-        if (d->model.workload != RA_WORKLOAD_IDLE)
-                d->model.evidence = o->evidence >= RA_EVIDENCE_FILEMAP &&
-                                                    o->pcache.seq_bytes + o->pcache.random_bytes > 0
-                                            ? o->evidence
-                                    : o->traced ? RA_EVIDENCE_BLOCK
-                                                : RA_EVIDENCE_NONE;
-        return false;
-}
-
-/* What D-Bus shows, and how often an idle disk is looked at. */
-static void publish(RaDisk *d, const RaObservation *o) {
-        d->workload = ra_workload_to_string(d->model.workload);
-        d->evidence = ra_evidence_to_string(d->model.evidence);
-        publish_rate(&d->read_bytes_per_sec, o->rates.read_bytes_per_sec);
-        publish_rate(&d->avg_read_request_bytes, o->rates.avg_read_request_bytes);
-
-        if (d->model.workload == RA_WORKLOAD_IDLE) {
-                d->idle_samples++;
-                d->skip =
-                        d->idle_samples < IDLE_BEFORE_SKIPPING ? 0 : d->idle_samples / IDLE_BEFORE_SKIPPING;
-                if (d->skip > SKIP_MAX)
-                        d->skip = SKIP_MAX;
-        } else
-                d->idle_samples = d->skip = 0;
-
-        if (d->model.workload != RA_WORKLOAD_IDLE)
-                log_debug("%s: %.0f reads/s, %.0f KiB/s, %.0f KiB a request; traced %" PRIu64
-                          " requests, %" PRIu64 " jumps, %" PRIu32 " KiB requests, %" PRIu64
-                          "%% under %" PRIu32 " KiB: %s",
-                          d->name, o->rates.read_iops, o->rates.read_bytes_per_sec / 1024,
-                          o->rates.avg_read_request_bytes / 1024, o->trace.requests, o->trace.jumps,
-                          o->trace.request_kb,
-                          o->trace.bytes ? o->trace.window_bytes * 100 / o->trace.bytes : 0, o->window_kb,
-                          d->workload);
-        if (o->pcache.events > 0)
-                log_debug("%s: page cache: %" PRIu64 " files, %" PRIu64 " KiB in order (%" PRIu64
-                          " KiB in full windows, %" PRIu64 " KiB under %" PRIu32 " KiB), %" PRIu64
-                          " random reads (%" PRIu64 " faults) of %" PRIu64 " KiB, %" PRIu64
-                          " KiB unasked, reads of %" PRIu32 " KiB",
-                          d->name, o->pcache.files, o->pcache.seq_bytes / 1024, o->pcache.full_bytes / 1024,
-                          o->pcache.window_bytes / 1024, o->window_kb, o->pcache.random_reads,
-                          o->pcache.random_faults, o->pcache.random_bytes / 1024,
-                          o->pcache.waste_bytes / 1024, o->pcache.req_kb);
-}
-
-int ra_sampler_check_window(Manager *m, RaDisk *d, uint32_t *ret_kb) {
-        _cleanup_close_ int sysfd = -1;
-        RaDiskSnapshot before;
-        int r;
-
-        sysfd = ra_disk_open_sysfs(d);
-        r = sysfd < 0 ? sysfd : ra_apply_read_current(sysfd, d->knob_attr, ret_kb);
-        if (r < 0)
-                return r;
-
-        /*
-         * A new diskseq means a new medium, whose uevent is on its way: the
-         * value the kernel gave it is not somebody else's.
-         */
-        if (*ret_kb == d->attrs.read_ahead_kb || read_diskseq(sysfd) != d->attrs.diskseq)
-                return TAKE_FD(sysfd);
-
-        /*
-         * The new value, and whatever radaemon makes of it (yielding, a write
-         * back, a FUSE server's answer taken as the prior), is told on the
-         * bus as one change. Without memory for the snapshot the change is
-         * left for the next look, rather than made unannounced.
-         */
-        if (ra_disk_snapshot(d, &before) < 0) {
-                (void) log_oom();
-                return TAKE_FD(sysfd);
-        }
-        ra_manager_check_drift(m, d, *ret_kb);
-        ra_bus_disk_changed(m, d, &before);
-        ra_disk_snapshot_clear(&before);
-        return TAKE_FD(sysfd);
-}
-
-/* One disk, one interval: drift every time, the statistics unless it is idle and skipped. */
-static void sample_disk(Manager *m, RaDisk *d, uint64_t now) {
-        _cleanup_close_ int sysfd = -1;
-        RaDiskSnapshot before;
-        RaObservation o;
-        RaDiskStat stat;
-        uint32_t kb;
-        int r;
-
-        /* Every interval, idle or not: a change behind our back is noticed within one. */
-        sysfd = ra_sampler_check_window(m, d, &kb);
-        if (sysfd < 0) {
-                /* Gone: udev's remove event follows. */
-                log_debug_errno(sysfd, "%s: cannot read read_ahead_kb, skipping: %m", d->name);
-                return;
-        }
-
-        if (d->skip > 0 && d->trace.now.requests == 0 && d->pcache.now.events == 0) {
-                d->skip--;
-                return;
-        }
-
-        r = 0;
-        if (d->kind == RA_KIND_BDI)
-                read_bdi_counters(d, &stat);
-        else
-                r = read_counters(sysfd, &stat);
-        if (r < 0) {
-                log_debug_errno(r, "%s: cannot read the statistics, skipping: %m", d->name);
-                return;
-        }
-
-        if (ra_disk_snapshot(d, &before) < 0)
-                return;
-        if (observe_disk(m, d, &stat, kb, now, &o) > 0) {
-                bool learned = learn(m, d, &o);
-
-                publish(d, &o);
-                if (learned)
-                        ra_manager_learned(m, d);
-        }
-        ra_bus_disk_changed(m, d, &before);
-        ra_disk_snapshot_clear(&before);
-}
 
 static void on_trace_event(void *userdata, const RaTraceEvent *e) {
         Manager *m = userdata;
@@ -451,10 +199,10 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         }
 
         for (size_t i = 0; i < m->n_disks; i++)
-                sample_disk(m, m->disks[i], now);
+                ra_observe_disk(m, m->disks[i], now);
 
         /* What was learned this interval, in one save. */
-        (void) ra_manager_flush_state(m);
+        (void) ra_store_flush(m);
 
         /* The interval may have changed with a reload. */
         r = sd_event_source_set_time(s, now + (uint64_t) m->config->interval_ms * 1000);
@@ -465,15 +213,6 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         if (r < 0)
                 return log_error_errno(r, "Cannot schedule the next sample: %m");
         return 0;
-}
-
-static void set_learning_off(Manager *m, const char *why) {
-        if (ra_streq(why, m->learning_off))
-                return;
-        free(m->learning_off);
-        m->learning_off = why ? strdup(why) : NULL;
-        ra_bus_manager_changed(m, "LearningOff");
-        ra_bus_manager_changed(m, "Evidence");
 }
 
 void ra_sampler_open_tracer(Manager *m) {
@@ -497,7 +236,7 @@ void ra_sampler_open_tracer(Manager *m) {
                                  strerror(-r)) < 0)
                         why = NULL;
                 log_notice("%s Pins, stored and prior values still apply.", why ?: "Learning is off.");
-                set_learning_off(m, why ?: "Learning is off.");
+                ra_tune_learning(m, why ?: "Learning is off.");
                 return;
         }
 
@@ -516,8 +255,7 @@ void ra_sampler_open_tracer(Manager *m) {
                 log_warning_errno(r, "Cannot watch how full the trace buffers are, reading them once an "
                                      "interval only: %m");
         ra_sampler_disks_changed(m);
-        set_learning_off(m, NULL);
-        ra_bus_manager_changed(m, "Evidence");
+        ra_tune_learning(m, NULL);
 }
 
 int ra_sampler_start(Manager *m) {

@@ -21,10 +21,3 @@ void ra_sampler_stop(struct Manager *m);
 
 /* The set of disks changed: the tracer's filter follows at the next interval. */
 void ra_sampler_disks_changed(struct Manager *m);
-
-/*
- * Reads a disk's read_ahead_kb into ret_kb and tells the manager when it
- * changed behind radaemon's back, and the bus what that changed; returns the
- * disk's sysfs directory, or a negative errno (the disk is gone).
- */
-int ra_sampler_check_window(struct Manager *m, struct RaDisk *d, uint32_t *ret_kb);

@@ -9,31 +9,17 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "ra-bus.h"
+#include "ra-context.h"
 #include "ra-log.h"
-#include "ra-manager.h"
+#include "ra-store.h"
 #include "ra-swapwatch.h"
+#include "ra-tune-swap.h"
 #include "ra-util.h"
 
 #define SWAPS_PATH "/proc/swaps"
 #define VMSTAT_PATH "/proc/vmstat"
 /* /proc/vmstat is about 8 KiB on 6.x kernels; /proc/swaps at most MAX_SWAPFILES lines. */
 #define PROC_MAX_BYTES (64u * 1024)
-
-/* Someone who changes the value back this often a minute is left to it, as for disks. */
-#define REASSERT_MAX 3
-#define REASSERT_WINDOW_USEC (60 * UINT64_C(1000000))
-
-/* What clients saw last, so that only what changed is signalled. */
-typedef struct Published {
-        int current;
-        RaSwapDecision decision;
-        char *devices;
-        RaSwapClass active;
-        uint64_t swapin_pages_per_sec;
-        uint32_t hit_percent;
-        uint64_t avg_read_request_bytes;
-} Published;
 
 static int read_proc(const char *path, char **ret, size_t *ret_len) {
         _cleanup_close_ int fd = -1;
@@ -65,37 +51,6 @@ static int read_proc(const char *path, char **ret, size_t *ret_len) {
         *ret = TAKE_PTR(buf);
         *ret_len = len;
         return 0;
-}
-
-static int read_page_cluster(void) {
-        char buf[32];
-        uint32_t v;
-        int r;
-
-        r = ra_read_file_at(AT_FDCWD, RA_PAGE_CLUSTER_PATH, buf, sizeof(buf));
-        if (r < 0)
-                return r;
-        r = ra_parse_u32(buf, &v);
-        if (r < 0 || v > INT_MAX)
-                return -EINVAL;
-        return (int) v;
-}
-
-/* Writes and reads back; returns what the kernel holds, or an error. */
-static int write_page_cluster(int value, int *ret_now) {
-        char buf[16];
-        int r, now;
-
-        (void) snprintf(buf, sizeof(buf), "%d\n", value);
-        r = ra_write_file_at(AT_FDCWD, RA_PAGE_CLUSTER_PATH, buf);
-        now = read_page_cluster();
-        if (now >= 0)
-                *ret_now = now;
-        if (r < 0)
-                return r;
-        if (now < 0)
-                return now;
-        return now == value ? 0 : -EIO;
 }
 
 /* --- which disk an area lies on ---------------------------------------------------------- */
@@ -143,25 +98,6 @@ static void map_area(RaSwapArea *a) {
                             sizeof(buf)) < 0)
                 return;
         a->class = strcmp(buf, "1") == 0 ? RA_SWAP_CLASS_ROT : RA_SWAP_CLASS_NONROT;
-}
-
-/* "file:prio:class:device ..." — what clients see as Devices, to tell a change. */
-static char *describe_areas(const RaSwapWatch *w) {
-        char *buf = NULL;
-        size_t size = 0;
-        FILE *f = open_memstream(&buf, &size);
-
-        if (!f)
-                return NULL;
-        for (size_t i = 0; i < w->n_areas; i++)
-                fprintf(f, "%s\t%d\t%s\t%s\t%" PRIu64 "\t%" PRIu64 "\n", w->areas[i].filename,
-                        w->areas[i].priority, ra_swap_class_to_string(w->areas[i].class),
-                        w->areas[i].device ?: "", w->areas[i].size_kb, w->areas[i].used_kb);
-        if (fclose(f) != 0) {
-                free(buf);
-                return NULL;
-        }
-        return buf;
 }
 
 static RaSwapArea *find_area(RaSwapArea *areas, size_t n, const char *filename) {
@@ -265,164 +201,6 @@ static int refresh_areas(RaSwapWatch *w, bool say) {
         return changed;
 }
 
-/* --- deciding and writing ------------------------------------------------------------------ */
-
-static void snapshot(const RaSwapWatch *w, Published *ret) {
-        *ret = (Published){
-                .current = w->current,
-                .decision = w->decision,
-                .devices = describe_areas(w),
-                .active = w->active,
-                .swapin_pages_per_sec = w->swapin_pages_per_sec,
-                .hit_percent = w->hit_percent,
-                .avg_read_request_bytes = w->avg_read_request_bytes,
-        };
-}
-
-static void emit_changes(Manager *m, Published *b) {
-        RaSwapWatch *w = m->swap;
-        _cleanup_free_ char *devices = describe_areas(w);
-        char *names[12];
-        size_t n = 0;
-
-#define CHANGED(cond, property)                                                                             \
-        do {                                                                                                \
-                if (cond)                                                                                   \
-                        names[n++] = (char *) (property);                                                   \
-        } while (false)
-
-        CHANGED(!ra_streq(b->devices, devices), "Devices");
-        CHANGED(b->active != w->active, "ActiveClass");
-        CHANGED(b->current != w->current, "PageCluster");
-        CHANGED(b->decision.value != w->decision.value, "TargetPageCluster");
-        CHANGED(b->decision.source != w->decision.source, "Source");
-        CHANGED(strcmp(b->decision.reason, w->decision.reason) != 0, "Reason");
-        CHANGED(b->swapin_pages_per_sec != w->swapin_pages_per_sec, "SwapInPagesPerSec");
-        CHANGED(b->hit_percent != w->hit_percent, "ReadAheadHitPercent");
-        CHANGED(b->avg_read_request_bytes != w->avg_read_request_bytes, "AvgReadRequestBytes");
-#undef CHANGED
-
-        b->devices = mfree(b->devices);
-        if (n == 0 || !m->bus)
-                return;
-        names[n] = NULL;
-        (void) sd_bus_emit_properties_changed_strv(m->bus, RA_BUS_SWAP_PATH, RA_BUS_SWAP_INTERFACE, names);
-}
-
-static void write_decision(Manager *m, const char *event) {
-        RaSwapWatch *w = m->swap;
-        int before = w->current, now = w->current, r;
-
-        /* The original is durable before the first write, so a crash cannot lose it. */
-        if (!m->state->swap.has_original && before >= 0) {
-                m->state->swap.original = before;
-                m->state->swap.has_original = true;
-                m->state_dirty = true;
-                (void) ra_manager_flush_state(m);
-        }
-
-        r = write_page_cluster(w->decision.value, &now);
-        w->current = now;
-        if (r < 0) {
-                if (r != w->write_error)
-                        log_warning_errno(r, "Swap: cannot write %d to %s: %m", w->decision.value,
-                                          RA_PAGE_CLUSTER_PATH);
-                w->write_error = r;
-                return;
-        }
-        if (w->write_error != 0)
-                log_info("Swap: %s can be written again.", RA_PAGE_CLUSTER_PATH);
-        w->write_error = 0;
-        log_info("Swap: vm.page-cluster %d -> %d (%s, on %s): %s", before, now,
-                 ra_source_to_string(w->decision.source), event, w->decision.reason);
-}
-
-static void decide(Manager *m, const char *event) {
-        RaSwapWatch *w = m->swap;
-        RaSwapDecision previous = w->decision;
-        RaSwapSettings s;
-        bool news;
-
-        if (w->model.class != w->active)
-                ra_swap_model_reset(&w->model, w->active, m->state->swap.learned[w->active]);
-
-        s = (RaSwapSettings){
-                .manage = m->config->swap_manage,
-                .pinned = ra_state_swap_pin(m->state),
-                .config = m->config->swap_page_cluster,
-                .learned = w->model.learned,
-                .learned_reason = w->model.reason,
-                .external = w->external,
-                .current = w->current,
-        };
-        ra_swap_decide(w->active, w->n_areas, &s, &w->decision);
-
-        news = !w->announced || previous.value != w->decision.value ||
-               previous.source != w->decision.source || strcmp(previous.reason, w->decision.reason) != 0;
-        w->announced = true;
-
-        if (w->decision.value < 0 || w->current < 0)
-                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0, "Swap: %s", w->decision.reason);
-        else if (w->decision.value == w->current)
-                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
-                               "Swap: vm.page-cluster stays at %d (%s, on %s): %s", w->current,
-                               ra_source_to_string(w->decision.source), event, w->decision.reason);
-        else if (ra_manager_observing(m))
-                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
-                               "Swap: would change vm.page-cluster %d -> %d (%s, on %s; observe mode): %s",
-                               w->current, w->decision.value, ra_source_to_string(w->decision.source), event,
-                               w->decision.reason);
-        else
-                write_decision(m, event);
-}
-
-void ra_swapwatch_tune(Manager *m, const char *event) {
-        Published before;
-
-        if (!m->swap)
-                return;
-        snapshot(m->swap, &before);
-        m->swap->external = false;
-        decide(m, event);
-        emit_changes(m, &before);
-}
-
-/* Someone else wrote the sysctl: yield, or write radaemon's value again. */
-static void check_drift(Manager *m, int now_value) {
-        RaSwapWatch *w = m->swap;
-        int was = w->current;
-        uint64_t now;
-
-        if (now_value == was)
-                return;
-        w->current = now_value;
-
-        if (w->external) {
-                decide(m, "external change");
-                return;
-        }
-        if (ra_manager_observing(m) || w->decision.value < 0 || now_value == w->decision.value)
-                return;
-
-        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
-        if (now - w->reassert_since > REASSERT_WINDOW_USEC) {
-                w->reassert_since = now;
-                w->reasserts = 0;
-        }
-        if (m->config->external == RA_EXTERNAL_REASSERT && w->reasserts < REASSERT_MAX) {
-                w->reasserts++;
-                log_info("Swap: vm.page-cluster went from %d to %d behind radaemon's back; writing %d again "
-                         "(external_changes = reassert).",
-                         was, now_value, w->decision.value);
-                write_decision(m, "reassert");
-                return;
-        }
-        log_info("Swap: vm.page-cluster went from %d to %d behind radaemon's back; leaving it.", was,
-                 now_value);
-        w->external = true;
-        decide(m, "external change");
-}
-
 /* --- learning ------------------------------------------------------------------------------ */
 
 static void observe(Manager *m, uint64_t now) {
@@ -498,7 +276,7 @@ static void observe(Manager *m, uint64_t now) {
          * Learning moves only a value radaemon chose itself and wrote: a step
          * it cannot try would be stored untested.
          */
-        if (ra_manager_observing(m) || w->external || w->current != w->decision.value ||
+        if (ra_context_observing(m) || w->external || w->current != w->decision.value ||
             !IN_SET(w->decision.source, RA_SOURCE_PRIOR, RA_SOURCE_LEARNED))
                 return;
         judgements = w->model.judgements;
@@ -510,17 +288,14 @@ static void observe(Manager *m, uint64_t now) {
 
         log_debug("Swap: learned page-cluster %d for %s swap: %s", w->model.learned,
                   ra_swap_class_to_string(w->active), w->model.reason);
-        if (w->active >= 0 && w->active < _RA_SWAP_CLASS_MAX) {
-                m->state->swap.learned[w->active] = w->model.learned;
-                m->state_dirty = true;
-        }
-        decide(m, "learning");
+        ra_store_learned_swap(m, w->active, w->model.learned);
+        ra_tune_swap_decide(m, "learning");
 }
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         RaSwapWatch *w = m->swap;
-        Published before;
+        RaSwapSnapshot before;
         uint64_t now;
         int r, current;
 
@@ -528,20 +303,20 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         if (r < 0)
                 return log_error_errno(r, "Cannot read the clock: %m");
 
-        snapshot(w, &before);
+        ra_tune_swap_begin(m, &before);
         /* Used pages move between areas without a poll event: they say which class is in use. */
         r = refresh_areas(w, true);
         if (r > 0)
-                decide(m, "swap change");
-        current = read_page_cluster();
+                ra_tune_swap_decide(m, "swap change");
+        current = ra_tune_swap_read();
         if (current >= 0)
-                check_drift(m, current);
+                ra_tune_swap_drift(m, current);
         if (w->n_areas > 0)
                 observe(m, now);
         else
                 w->vm_usec = 0;
-        (void) ra_manager_flush_state(m);
-        emit_changes(m, &before);
+        (void) ra_store_flush(m);
+        ra_tune_swap_commit(m, &before);
 
         r = sd_event_source_set_time(s, now + (uint64_t) m->config->interval_ms * 1000);
         if (r >= 0)
@@ -553,21 +328,21 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
 
 static int on_swaps(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
-        Published before;
+        RaSwapSnapshot before;
         uint64_t now;
         int r;
 
-        snapshot(m->swap, &before);
+        ra_tune_swap_begin(m, &before);
         r = refresh_areas(m->swap, true);
         if (r < 0)
                 log_warning_errno(r, "Swap: cannot read %s, keeping what was known: %m", SWAPS_PATH);
         else if (r > 0)
-                decide(m, "swap change");
+                ra_tune_swap_decide(m, "swap change");
         /* The first swap area: the counters from now on, not from the next tick on. */
         if (r > 0 && m->swap->n_areas > 0 && m->swap->vm_usec == 0 && m->swap->current >= 0 &&
             sd_event_now(m->event, CLOCK_MONOTONIC, &now) >= 0)
                 observe(m, now);
-        emit_changes(m, &before);
+        ra_tune_swap_commit(m, &before);
         return 0;
 }
 
@@ -582,7 +357,7 @@ int ra_swapwatch_start(Manager *m) {
                 return log_oom();
         m->swap = w;
         w->manager = m;
-        w->current = read_page_cluster();
+        w->current = ra_tune_swap_read();
         w->decision.value = -1;
         ra_swap_model_reset(&w->model, RA_SWAP_CLASS_UNKNOWN, m->state->swap.learned[RA_SWAP_CLASS_UNKNOWN]);
 
@@ -614,7 +389,7 @@ int ra_swapwatch_start(Manager *m) {
         if (r < 0 && w->swaps_source)
                 log_warning_errno(r, "Swap: cannot read %s: %m", SWAPS_PATH);
         if (w->current >= 0)
-                decide(m, "start");
+                ra_tune_swap_decide(m, "start");
 
         r = sd_event_now(m->event, CLOCK_MONOTONIC, &now);
         /* The counters as they are now: swap-in before the first tick is evidence, not a baseline. */
@@ -640,181 +415,4 @@ void ra_swapwatch_free(Manager *m) {
         free_disks(w);
         free(w);
         m->swap = NULL;
-}
-
-int ra_swapwatch_restore(Manager *m, const char *why) {
-        RaSwapWatch *w = m->swap;
-        Published before;
-        int now = -1, r;
-
-        if (!w || !m->state->swap.has_original)
-                return 0;
-
-        snapshot(w, &before);
-        r = write_page_cluster(m->state->swap.original, &now);
-        if (r < 0)
-                log_warning_errno(r, "Swap: cannot put back the original page-cluster %d: %m",
-                                  m->state->swap.original);
-        else
-                log_info("Swap: vm.page-cluster %d -> %d, its value before radaemon (%s).", w->current, now,
-                         why);
-        if (now >= 0)
-                w->current = now;
-        emit_changes(m, &before);
-        return r >= 0;
-}
-
-int ra_swapwatch_set_pin(Manager *m, int value, bool persist, uid_t uid) {
-        RaStateSwap saved = m->state->swap;
-        int r = 0;
-
-        if (persist) {
-                m->state->swap.pin = value;
-                m->state->swap.runtime_pin = -1;
-                m->state_dirty = true;
-                r = ra_manager_flush_state(m);
-                if (r < 0) {
-                        m->state->swap = saved;
-                        return r;
-                }
-        } else
-                m->state->swap.runtime_pin = value;
-
-        log_info("Swap: page-cluster pinned to %d by uid %u over D-Bus%s.", value, (unsigned) uid,
-                 persist ? ", stored" : ", until radaemon stops");
-        ra_swapwatch_tune(m, "pin");
-        return 0;
-}
-
-int ra_swapwatch_clear_pin(Manager *m, uid_t uid) {
-        RaStateSwap saved = m->state->swap;
-        int r;
-
-        m->state->swap.runtime_pin = -1;
-        if (saved.pin >= 0) {
-                m->state->swap.pin = -1;
-                m->state_dirty = true;
-                r = ra_manager_flush_state(m);
-                if (r < 0) {
-                        m->state->swap = saved;
-                        return r;
-                }
-        }
-        if (saved.pin >= 0 || saved.runtime_pin >= 0)
-                log_info("Swap: page-cluster pin cleared by uid %u over D-Bus; radaemon decides again.",
-                         (unsigned) uid);
-        ra_swapwatch_tune(m, "unpin");
-        return 0;
-}
-
-/* --- the Swap object ------------------------------------------------------------------------ */
-
-static int property_get_devices(sd_bus *bus, const char *path, const char *interface, const char *property,
-                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        const RaSwapWatch *w = ((Manager *) userdata)->swap;
-        int r;
-
-        r = sd_bus_message_open_container(reply, 'a', "(sssitt)");
-        for (size_t i = 0; r >= 0 && w && i < w->n_areas; i++) {
-                const RaSwapArea *a = &w->areas[i];
-
-                r = sd_bus_message_append(reply, "(sssitt)", a->filename, a->device ?: "",
-                                          ra_swap_class_to_string(a->class), (int32_t) a->priority,
-                                          a->size_kb * 1024, a->used_kb * 1024);
-        }
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        return r;
-}
-
-static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
-                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        const RaSwapWatch *w = ((Manager *) userdata)->swap;
-
-        if (!w)
-                return -ENODEV;
-        if (strcmp(property, "ActiveClass") == 0)
-                return sd_bus_message_append(reply, "s",
-                                             w->n_areas > 0 ? ra_swap_class_to_string(w->active) : "");
-        if (strcmp(property, "PageCluster") == 0)
-                return sd_bus_message_append(reply, "i", (int32_t) w->current);
-        if (strcmp(property, "TargetPageCluster") == 0)
-                return sd_bus_message_append(reply, "i", (int32_t) w->decision.value);
-        if (strcmp(property, "Source") == 0)
-                return sd_bus_message_append(reply, "s", ra_source_to_string(w->decision.source));
-        if (strcmp(property, "Reason") == 0)
-                return sd_bus_message_append(reply, "s", w->decision.reason);
-        if (strcmp(property, "SwapInPagesPerSec") == 0)
-                return sd_bus_message_append(reply, "t", w->swapin_pages_per_sec);
-        if (strcmp(property, "ReadAheadHitPercent") == 0)
-                return sd_bus_message_append(reply, "u", w->hit_percent);
-        if (strcmp(property, "AvgReadRequestBytes") == 0)
-                return sd_bus_message_append(reply, "t", w->avg_read_request_bytes);
-        return -EINVAL;
-}
-
-static int method_set_page_cluster(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        uint32_t value;
-        int persist, r;
-        uid_t uid;
-
-        r = sd_bus_message_read(msg, "ub", &value, &persist);
-        if (r < 0)
-                return r;
-        if (value > RA_SWAP_PAGE_CLUSTER_MAX)
-                return sd_bus_error_setf(error, RA_BUS_ERROR_INVALID_VALUE,
-                                         "swap: page-cluster must be from 0 to %d, not %" PRIu32 ".",
-                                         RA_SWAP_PAGE_CLUSTER_MAX, value);
-
-        r = ra_bus_check_authorized(msg, &uid, error);
-        if (r < 0)
-                return r;
-
-        r = ra_swapwatch_set_pin(m, (int) value, persist, uid);
-        if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot store the pin under %s: %s",
-                                         m->state_dir, strerror(-r));
-        return sd_bus_reply_method_return(msg, NULL);
-}
-
-static int method_clear_pin(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        uid_t uid;
-        int r;
-
-        r = ra_bus_check_authorized(msg, &uid, error);
-        if (r < 0)
-                return r;
-
-        r = ra_swapwatch_clear_pin(m, uid);
-        if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot remove the pin under %s: %s",
-                                         m->state_dir, strerror(-r));
-        return sd_bus_reply_method_return(msg, NULL);
-}
-
-#define SWAP_PROPERTY(name, sig)                                                                            \
-        SD_BUS_PROPERTY(name, sig, property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE)
-
-static const sd_bus_vtable swap_vtable[] = {
-        SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("Devices", "a(sssitt)", property_get_devices, 0,
-                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SWAP_PROPERTY("ActiveClass", "s"),
-        SWAP_PROPERTY("PageCluster", "i"),
-        SWAP_PROPERTY("TargetPageCluster", "i"),
-        SWAP_PROPERTY("Source", "s"),
-        SWAP_PROPERTY("Reason", "s"),
-        SWAP_PROPERTY("SwapInPagesPerSec", "t"),
-        SWAP_PROPERTY("ReadAheadHitPercent", "u"),
-        SWAP_PROPERTY("AvgReadRequestBytes", "t"),
-        SD_BUS_METHOD_WITH_ARGS("SetPageCluster", SD_BUS_ARGS("u", value, "b", persist), SD_BUS_NO_RESULT,
-                                method_set_page_cluster, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD("ClearPin", NULL, NULL, method_clear_pin, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_VTABLE_END,
-};
-
-int ra_swapwatch_bus_add(Manager *m, sd_bus *bus) {
-        return sd_bus_add_object_vtable(bus, NULL, RA_BUS_SWAP_PATH, RA_BUS_SWAP_INTERFACE, swap_vtable, m);
 }

@@ -10,10 +10,11 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "ra-bdiwatch.h"
-#include "ra-bus.h"
+#include "ra-context.h"
 #include "ra-log.h"
-#include "ra-manager.h"
+#include "ra-registry.h"
+#include "ra-store.h"
+#include "ra-tune.h"
 #include "ra-udev.h"
 #include "ra-util.h"
 
@@ -32,8 +33,8 @@
  */
 typedef struct Prepared {
         RaDisk *disk;
-        RaDiskSnapshot before; /* what D-Bus clients saw, for PropertiesChanged */
-        char event[16];        /* "add", "change", "coldplug", ... for the log */
+        RaTune tune;    /* what D-Bus clients saw, for PropertiesChanged */
+        char event[16]; /* "add", "change", "coldplug", ... for the log */
 } Prepared;
 
 /*
@@ -48,10 +49,10 @@ static bool update_disk(Manager *m, RaDisk *d, struct udev_device *dev, bool kno
         r = ra_disk_update(d, dev, &bad);
         if (r == -ENODEV) {
                 if (known)
-                        ra_manager_forget_disk(m, d, LOG_INFO, "removed.");
+                        ra_tune_forget(m, d, LOG_INFO, "removed.");
                 else
-                        ra_manager_forget_disk(m, d, LOG_DEBUG,
-                                               "gone, or without queue/read_ahead_kb; not managed.");
+                        ra_tune_forget(m, d, LOG_DEBUG,
+                                       "gone, or without queue/read_ahead_kb; not managed.");
                 return false;
         }
         if (r == -EINVAL && bad)
@@ -60,13 +61,12 @@ static bool update_disk(Manager *m, RaDisk *d, struct udev_device *dev, bool kno
                             d->name, bad, udev_device_get_property_value(dev, bad), RA_KB_MIN, RA_KB_LIMIT);
         else if (r < 0) {
                 log_warning_errno(r, "%s: cannot read the device: %m", d->name);
-                ra_manager_forget_disk(m, d, LOG_WARNING, "leaving it alone.");
+                ra_tune_forget(m, d, LOG_WARNING, "leaving it alone.");
                 return false;
         }
 
         if (d->attrs.ignore) {
-                ra_manager_forget_disk(m, d, LOG_INFO,
-                                       "RADAEMON_IGNORE is set by a udev rule; leaving it alone.");
+                ra_tune_forget(m, d, LOG_INFO, "RADAEMON_IGNORE is set by a udev rule; leaving it alone.");
                 return false;
         }
         return true;
@@ -84,36 +84,36 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
         if (!name || !ra_streq(udev_device_get_devtype(dev), "disk"))
                 return;
 
-        d = ra_manager_find_disk(m, name);
+        d = ra_registry_find(m, name);
 
         if (ra_streq(event, "remove")) {
                 if (d)
-                        ra_manager_forget_disk(m, d, LOG_INFO, "removed.");
+                        ra_tune_forget(m, d, LOG_INFO, "removed.");
                 return;
         }
 
         if (!ra_config_manages(m->config, name)) {
                 if (d)
-                        ra_manager_forget_disk(m, d, LOG_INFO,
-                                               "no longer managed: not in devices= or in ignore=.");
+                        ra_tune_forget(m, d, LOG_INFO, "no longer managed: not in devices= or in ignore=.");
                 return;
         }
 
         known = d != NULL;
         if (!d) {
-                r = ra_manager_add_disk(m, RA_KIND_DISK, name, &d);
+                r = ra_registry_add(m, RA_KIND_DISK, name, &d);
                 if (r < 0) {
                         log_error_errno(r, "%s: cannot track the disk: %m", name);
                         return;
                 }
-        } else if (ra_disk_snapshot(d, &ret->before) < 0) {
+        }
+        if (ra_tune_begin(d, &ret->tune) < 0) {
                 log_error_errno(ENOMEM, "%s: cannot handle the %s event: %m", name, event);
                 return;
         }
         d->seen = true;
 
         if (!update_disk(m, d, dev, known)) {
-                ra_disk_snapshot_clear(&ret->before);
+                ra_tune_abort(&ret->tune);
                 return;
         }
 
@@ -133,17 +133,12 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
         } else if (r < 0)
                 log_warning_errno(r, "%s: cannot carry over what was stored under its kernel name: %m",
                                   name);
-        ra_manager_disk_identified(m, d, ret->before.identity);
+        ra_tune_identified(m, d, ret->tune.before.identity);
         ret->disk = d;
 }
 
 static void finish_device(Manager *m, Prepared *p) {
-        ra_manager_tune_disk(m, p->disk, p->event);
-        if (p->disk->published)
-                ra_bus_disk_changed(m, p->disk, &p->before);
-        else
-                ra_bus_disk_added(m, p->disk);
-        ra_disk_snapshot_clear(&p->before);
+        ra_tune_commit(m, &p->tune, p->event);
 }
 
 /*
@@ -164,7 +159,7 @@ static bool batch_has(const Batch *b, const char *name) {
 }
 
 static void batch_finish(Manager *m, Batch *b) {
-        (void) ra_manager_flush_state(m);
+        (void) ra_store_flush(m);
         for (size_t i = 0; i < b->n; i++)
                 finish_device(m, &b->items[i]);
         b->n = 0;
@@ -186,7 +181,7 @@ static void batch_add(Manager *m, Batch *b, struct udev_device *dev, const char 
                         batch_finish(m, b);
                         prepare_device(m, dev, event, &alone);
                         if (alone.disk) {
-                                (void) ra_manager_flush_state(m);
+                                (void) ra_store_flush(m);
                                 finish_device(m, &alone);
                         }
                         return;
@@ -267,8 +262,7 @@ int ra_udev_enumerate(Manager *m, const char *event) {
 
         for (size_t i = m->n_disks; i > 0; i--)
                 if (m->disks[i - 1]->kind == RA_KIND_DISK && !m->disks[i - 1]->seen)
-                        ra_manager_forget_disk(m, m->disks[i - 1], LOG_INFO,
-                                               "gone while no events arrived.");
+                        ra_tune_forget(m, m->disks[i - 1], LOG_INFO, "gone while no events arrived.");
 
         schedule_trim(m);
         return 0;
@@ -282,7 +276,7 @@ int ra_udev_enumerate(Manager *m, const char *event) {
  * window its rules wrote during the "add" is the bdi's starting value.
  */
 static void bdi_event(Manager *m, struct udev_device *dev, const char *action) {
-        RaDisk *d = ra_manager_find_disk(m, udev_device_get_sysname(dev) ?: "");
+        RaDisk *d = ra_registry_find(m, udev_device_get_sysname(dev) ?: "");
 
         if (d && d->kind == RA_KIND_BDI && (ra_streq(action, "add") || ra_streq(action, "change")))
                 d->reread = true;
@@ -292,7 +286,7 @@ static void bdi_event(Manager *m, struct udev_device *dev, const char *action) {
 }
 
 static bool manages_disk(void *userdata, const char *name) {
-        RaDisk *d = ra_manager_find_disk(userdata, name);
+        RaDisk *d = ra_registry_find(userdata, name);
 
         return d && d->kind == RA_KIND_DISK;
 }
@@ -366,7 +360,7 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
         items = batch.items;
         redecide_tops(m, changed);
         if (bdis)
-                ra_bdiwatch_scan(m, "udev");
+                m->on_bdis_moved(m, "udev");
         schedule_trim(m);
 
         /* The socket overflowed: events are lost, so look at everything again. */

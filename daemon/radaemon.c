@@ -12,6 +12,7 @@
 
 #include "ra-log.h"
 #include "ra-manager.h"
+#include "ra-tune.h"
 
 static const char *arg_config;
 static bool arg_foreground;
@@ -146,7 +147,7 @@ static int run(void) {
                 return log_error_errno(r, "Event loop failed: %m");
 
         if (m->config->restore_on_exit) {
-                unsigned n = ra_manager_restore(m, false, "restore_on_exit");
+                unsigned n = ra_tune_restore_all(m, false, "restore_on_exit");
 
                 log_info("Put %u disk%s back to their values before radaemon (restore_on_exit).", n,
                          n == 1 ? "" : "s");

@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ra-settings.h"
@@ -91,6 +93,226 @@ START_TEST(test_decision_with_stored_pin) {
 }
 END_TEST
 
+/* A stack of two disks at the bottom, as test-stack.c builds them: an md RAID0 of 1 TiB each. */
+static RaStack *raid0_of_two(void) {
+        RaStack *s = calloc(1, sizeof(RaStack));
+
+        ck_assert_ptr_nonnull(s);
+        s->devices = calloc(3, sizeof(RaStackDevice));
+        s->leaves = calloc(2, sizeof(size_t));
+        ck_assert(s->devices && s->leaves);
+        s->n_devices = 3;
+        s->devices[0] = (RaStackDevice){ .name = strdup("md127"),
+                                         .kind = RA_STACK_MD,
+                                         .md_level = RA_MD_LEVEL_RAID0,
+                                         .md_raid_disks = 2,
+                                         .md_data_disks = 2,
+                                         .size_bytes = UINT64_C(1) << 41 };
+        s->devices[0].slaves = calloc(2, sizeof(RaStackSlave));
+        ck_assert_ptr_nonnull(s->devices[0].slaves);
+        s->devices[0].n_slaves = 2;
+        for (size_t i = 0; i < 2; i++) {
+                char name[16];
+
+                snprintf(name, sizeof(name), "d%zu", i);
+                s->devices[i + 1] = (RaStackDevice){ .name = strdup(name), .size_bytes = UINT64_C(1) << 40 };
+                s->devices[0].slaves[i] = (RaStackSlave){ .name = strdup(name), .device = i + 1 };
+                s->leaves[s->n_leaves++] = i + 1;
+        }
+        return s;
+}
+
+static const RaDeviceAttrs disk_attrs = { .name = (char *) "sda", .size_bytes = UINT64_C(1) << 40 };
+
+/* A disk: its own attributes; what this run learned and yields to is newer than the store. */
+START_TEST(test_build_disk) {
+        _cleanup_(ra_config_freep) RaConfig *c = config_from("[device:sd*]\nmax_kb = 2048\n");
+        _cleanup_(ra_state_freep) RaState *s = state_from("device serial:A learned=512\n");
+        RaSettingsRun run = { .learned_kb = 256, .learned_reason = "Reads in order.", .external = true };
+        RaSettingsInput in = {
+                .kind = RA_SETTINGS_DISK, .attrs = &disk_attrs, .identity = "serial:A", .name = "sda"
+        };
+        RaSettings st;
+        RaDecision d;
+
+        /* The udev helper: what the store keeps. */
+        ra_settings_build(c, s, &in, &st);
+        ck_assert_uint_eq(st.bounds.max_kb, 2048);
+        ck_assert_uint_eq(st.learned_kb, 512);
+        ck_assert(!st.external);
+        ck_assert(!st.has_prior);
+        ra_policy_decide(&disk_attrs, &st, &d);
+        ck_assert_uint_eq(d.kb, 512);
+        ck_assert_int_eq(d.source, RA_SOURCE_LEARNED);
+
+        /* The daemon: this run's, even when it has learned nothing (another medium behind the name). */
+        in.run = &run;
+        ra_settings_build(c, s, &in, &st);
+        ck_assert_uint_eq(st.learned_kb, 256);
+        ck_assert_str_eq(st.learned_reason, "Reads in order.");
+        ck_assert(st.external);
+        run = (RaSettingsRun){};
+        ra_settings_build(c, s, &in, &st);
+        ck_assert_uint_eq(st.learned_kb, 0);
+}
+END_TEST
+
+/* A stacked device: its leaves' prior when the stack is settled, nothing while it is not. */
+START_TEST(test_build_stack) {
+        _cleanup_(ra_config_freep) RaConfig *c = config_from("[daemon]\ndevices = *\n");
+        _cleanup_(ra_stack_freep) RaStack *stack = raid0_of_two();
+        const RaDeviceAttrs a = { .name = (char *) "md127", .size_bytes = UINT64_C(1) << 41 };
+        uint32_t leaf_kb[2] = { 512, 512 };
+        RaSettingsInput in = { .kind = RA_SETTINGS_STACK,
+                               .attrs = &a,
+                               .identity = "md:X",
+                               .name = "md127",
+                               .stack_read = 1,
+                               .stack = stack,
+                               .leaf_kb = leaf_kb };
+        RaSettings st;
+        RaDecision d;
+
+        ra_settings_build(c, NULL, &in, &st);
+        ck_assert(st.has_prior);
+        ck_assert_uint_gt(st.prior.kb, 0);
+        ck_assert_int_eq(st.prior.source, RA_SOURCE_PRIOR);
+        ra_policy_decide(&a, &st, &d);
+        ck_assert_uint_eq(d.kb, st.prior.kb);
+
+        /* Being built or torn down: nothing is written until an event brings it settled. */
+        in.stack_read = -EAGAIN;
+        in.stack = NULL;
+        ra_settings_build(c, NULL, &in, &st);
+        ck_assert(st.has_prior);
+        ck_assert_uint_eq(st.prior.kb, 0);
+
+        /* A stack that cannot be read: the device's own attributes. */
+        in.stack_read = -ELOOP;
+        ra_settings_build(c, NULL, &in, &st);
+        ck_assert(!st.has_prior);
+}
+END_TEST
+
+/* A stored pin and the configuration's bounds apply to a stack as to a disk, in the helper as in radaemon.
+ */
+START_TEST(test_build_stack_pin) {
+        _cleanup_(ra_config_freep) RaConfig *c = config_from("[device:md*]\nmax_kb = 64\n");
+        _cleanup_(ra_state_freep) RaState *s = state_from("device md:X pin=1024\n");
+        _cleanup_(ra_stack_freep) RaStack *stack = raid0_of_two();
+        const RaDeviceAttrs a = { .name = (char *) "md127", .size_bytes = UINT64_C(1) << 41 };
+        uint32_t leaf_kb[2] = { 512, 512 };
+        RaSettingsInput in = { .kind = RA_SETTINGS_STACK,
+                               .attrs = &a,
+                               .identity = "md:X",
+                               .name = "md127",
+                               .stack_read = 1,
+                               .stack = stack,
+                               .leaf_kb = leaf_kb };
+        RaSettings st;
+        RaDecision d;
+
+        ra_settings_build(c, s, &in, &st);
+        ck_assert(st.has_prior);
+        ck_assert_uint_le(st.prior.kb, 64);
+        ra_policy_decide(&a, &st, &d);
+        ck_assert_uint_eq(d.kb, 1024);
+        ck_assert_int_eq(d.source, RA_SOURCE_PINNED);
+
+        ra_settings_build(c, NULL, &in, &st);
+        ra_policy_decide(&a, &st, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_PRIOR);
+        ck_assert_uint_le(d.kb, 64);
+}
+END_TEST
+
+/* A bdi: [bdi:GLOB] by name, mount point or type; its prior from its kind, within udev's bounds. */
+START_TEST(test_build_bdi) {
+        _cleanup_(ra_config_freep) RaConfig *c = config_from("[bdi:/srv/media]\nmax_kb = 8192\n"
+                                                             "[device:*]\nmax_kb = 16\n");
+        RaBdi nfs = { .name = (char *) "0:52",
+                      .kind = RA_BDI_NFS,
+                      .fs_type = (char *) "nfs4",
+                      .mountpoint = (char *) "/srv/media",
+                      .rsize_kb = 64 };
+        RaBdi fuse = { .name = (char *) "0:60",
+                       .kind = RA_BDI_FUSE,
+                       .fs_type = (char *) "fuse.sshfs",
+                       .mountpoint = (char *) "/mnt/remote" };
+        RaDeviceAttrs a = { .name = (char *) "0:52" };
+        RaSettingsInput in = {
+                .kind = RA_SETTINGS_BDI, .attrs = &a, .identity = "nfs:x", .bdi = &nfs, .server_kb = 128
+        };
+        RaSettings st;
+
+        ra_settings_build(c, NULL, &in, &st);
+        /* [device:*] is never a bdi's. */
+        ck_assert_uint_eq(st.bounds.max_kb, 8192);
+        ck_assert(st.has_prior);
+        ck_assert_uint_eq(st.prior.kb, 15 * 64);
+
+        /* RADAEMON_MAX_KB from udev bounds the bdi's prior too. */
+        a.max_kb = 256;
+        ra_settings_build(c, NULL, &in, &st);
+        ck_assert_uint_eq(st.prior.kb, 256);
+
+        /* FUSE: what its server left. */
+        a.max_kb = 0;
+        in.bdi = &fuse;
+        in.server_kb = 32;
+        ra_settings_build(c, NULL, &in, &st);
+        ck_assert_uint_eq(st.bounds.max_kb, c->bounds.max_kb);
+        ck_assert_uint_eq(st.prior.kb, 32);
+}
+END_TEST
+
+/* The udev helper's btrfs, being mounted: named and typed as radaemon names it, so the same sections match.
+ */
+START_TEST(test_build_btrfs_mounting) {
+        _cleanup_(ra_config_freep) RaConfig *c = config_from("[bdi:btrfs]\nread_ahead_kb = 2048\n");
+        _cleanup_(ra_state_freep) RaState *s = state_from("device btrfs:U learned=1024\n");
+        RaBdi b = { .name = (char *) "btrfs-3", .kind = RA_BDI_BTRFS, .fs_type = (char *) "btrfs" };
+        RaDeviceAttrs a = { .name = (char *) "btrfs-3", .size_bytes = UINT64_C(1) << 30 };
+        RaSettingsInput in = { .kind = RA_SETTINGS_BDI, .attrs = &a, .identity = "btrfs:U", .bdi = &b };
+        RaSettings st;
+        RaDecision d;
+
+        ra_settings_build(c, s, &in, &st);
+        ck_assert_uint_eq(st.config_kb, 2048);
+        ck_assert_uint_eq(st.learned_kb, 1024);
+        ck_assert(st.has_prior);
+        ra_policy_decide(&a, &st, &d);
+        ck_assert_uint_eq(d.kb, 2048);
+        ck_assert_int_eq(d.source, RA_SOURCE_CONFIG);
+}
+END_TEST
+
+/* Swap: [swap], the pin in force, and what this run knows. */
+START_TEST(test_build_swap) {
+        _cleanup_(ra_config_freep) RaConfig *c = config_from("[swap]\npage_cluster = 4\n");
+        _cleanup_(ra_config_freep) RaConfig *none = config_from("[swap]\nmanage = no\n");
+        _cleanup_(ra_state_freep) RaState *s = state_from("swap pin=2\n");
+        RaSwapRun run = {
+                .learned = 5, .learned_reason = "Swapped in in order.", .external = true, .current = 3
+        };
+        RaSwapSettings st;
+
+        ra_settings_build_swap(c, s, &run, &st);
+        ck_assert(st.manage);
+        ck_assert_int_eq(st.config, 4);
+        ck_assert_int_eq(st.pinned, 2);
+        ck_assert_int_eq(st.learned, 5);
+        ck_assert_str_eq(st.learned_reason, "Swapped in in order.");
+        ck_assert(st.external);
+        ck_assert_int_eq(st.current, 3);
+
+        ra_settings_build_swap(none, NULL, &run, &st);
+        ck_assert(!st.manage);
+        ck_assert_int_eq(st.config, -1);
+        ck_assert_int_eq(st.pinned, -1);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("settings");
         TCase *tc = tcase_create("gather");
@@ -98,6 +320,12 @@ int main(void) {
         tcase_add_test(tc, test_config_and_state);
         tcase_add_test(tc, test_no_state);
         tcase_add_test(tc, test_decision_with_stored_pin);
+        tcase_add_test(tc, test_build_disk);
+        tcase_add_test(tc, test_build_stack);
+        tcase_add_test(tc, test_build_stack_pin);
+        tcase_add_test(tc, test_build_bdi);
+        tcase_add_test(tc, test_build_btrfs_mounting);
+        tcase_add_test(tc, test_build_swap);
         suite_add_tcase(s, tc);
 
         return test_run(s);

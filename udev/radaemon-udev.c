@@ -199,7 +199,6 @@ static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *re
         _cleanup_free_ uint32_t *leaf_kb = NULL;
         struct udev *udev = NULL;
         RaSettings settings;
-        RaDecision prior;
         int r, stack_read;
 
         r = ra_device_identity(a, &identity);
@@ -213,8 +212,6 @@ static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *re
         r = ra_state_carry_over(state, a, identity);
         if (r < 0)
                 return r;
-
-        ra_settings_for_device(config, state, a->name, identity, &settings);
 
         /*
          * A dm or md device from the disks at the bottom of its stack, read as
@@ -234,22 +231,28 @@ static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *re
                         "radaemon-udev: %s: cannot read its stack (%s), deciding from its own "
                         "attributes: %s\n",
                         a->name, bad ?: "?", strerror(-stack_read));
-        if (ra_stack_decide(stack_read, stack, leaf_kb, ra_policy_bounds(a, &settings), &prior))
-                settings.prior = &prior;
-
+        ra_settings_build(config, state,
+                          &(RaSettingsInput){
+                                  .kind = stack_read != 0 ? RA_SETTINGS_STACK : RA_SETTINGS_DISK,
+                                  .attrs = a,
+                                  .identity = identity,
+                                  .name = a->name,
+                                  .stack_read = stack_read,
+                                  .stack = stack,
+                                  .leaf_kb = leaf_kb,
+                          },
+                          &settings);
         ra_policy_decide(a, &settings, ret);
         *ret_restored = state->restored;
         return 0;
 }
 
 /* The same for a btrfs bdi: its prior from the devices beneath, as radaemon's. */
-static int decide_bdi(const RaConfig *config, const RaBdi *b, const char *const *keys,
-                      const uint32_t *beneath_kb, const RaDeviceAttrs *a, RaDecision *ret,
-                      bool *ret_restored) {
+static int decide_bdi(const RaConfig *config, const RaBdi *b, const uint32_t *beneath_kb,
+                      const RaDeviceAttrs *a, RaDecision *ret, bool *ret_restored) {
         _cleanup_(ra_state_freep) RaState *state = NULL;
         _cleanup_free_ char *identity = NULL;
         RaSettings settings;
-        RaDecision prior;
         int r;
 
         r = ra_bdi_identity(b, &identity);
@@ -260,10 +263,16 @@ static int decide_bdi(const RaConfig *config, const RaBdi *b, const char *const 
         if (!state)
                 return -ENOMEM;
 
-        ra_settings_for_bdi(config, state, keys, identity, &settings);
-        ra_bdi_prior(b, beneath_kb, a->has_original ? a->original_kb : a->read_ahead_kb,
-                     ra_policy_bounds(a, &settings), &prior);
-        settings.prior = &prior;
+        ra_settings_build(config, state,
+                          &(RaSettingsInput){
+                                  .kind = RA_SETTINGS_BDI,
+                                  .attrs = a,
+                                  .identity = identity,
+                                  .bdi = b,
+                                  .beneath_kb = beneath_kb,
+                                  .server_kb = a->has_original ? a->original_kb : a->read_ahead_kb,
+                          },
+                          &settings);
         ra_policy_decide(a, &settings, ret);
         *ret_restored = state->restored;
         return 0;
@@ -317,8 +326,10 @@ static int read_bdi(const RaConfig *config, RaBdi *b, uint32_t **ret_beneath_kb,
 
         if (strncmp(arg_name, "btrfs-", 6) != 0 || !ra_config_manages_bdi(config, keys))
                 return 0;
+        /* Named as radaemon names a btrfs being mounted, so that the same [bdi:GLOB] sections match. */
         b->name = strdup(arg_name);
-        if (!b->name)
+        b->fs_type = strdup("btrfs");
+        if (!b->name || !b->fs_type)
                 return -ENOMEM;
         r = ra_bdi_read_btrfs("/sys", NULL, b);
         if (r == -ENOENT) {
@@ -416,7 +427,6 @@ static int run(void) {
         _cleanup_(ra_bdi_clear) RaBdi b = {};
         _cleanup_free_ uint32_t *beneath_kb = NULL;
         _cleanup_close_ int sysfd = -1;
-        const char *keys[] = { arg_name, "btrfs", NULL };
         RaDecision decision;
         bool restored = false;
         int r;
@@ -445,7 +455,7 @@ static int run(void) {
                 return 0;
         }
 
-        r = arg_bdi ? decide_bdi(config, &b, keys, beneath_kb, &a, &decision, &restored)
+        r = arg_bdi ? decide_bdi(config, &b, beneath_kb, &a, &decision, &restored)
                     : decide(config, &a, &decision, &restored);
         if (r < 0)
                 return r;

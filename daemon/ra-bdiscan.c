@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ra-bdis.h"
+#include "ra-bdiscan.h"
+#include "ra-context.h"
+#include "ra-log.h"
+#include "ra-registry.h"
+#include "ra-store.h"
+#include "ra-tune.h"
+#include "ra-util.h"
+
+/*
+ * A bdi lives as long as its superblock, and is in mountinfo only once the
+ * mount is done: udev's "add" for it comes before that, so mountinfo is what
+ * the registry follows. Every change of it is a scan; a scan only reads
+ * sysfs and mountinfo, and decides only for bdis it has not seen before.
+ */
+
+/*
+ * The disks beneath managed bdis (ra_disk_update_bdi() named them, a
+ * partition by its disk): their block requests are a file system's, not raw
+ * reads.
+ */
+static void mark_beneath(Manager *m) {
+        for (size_t i = 0; i < m->n_disks; i++)
+                m->disks[i]->beneath_bdi = false;
+        for (size_t i = 0; i < m->n_disks; i++) {
+                const RaDisk *b = m->disks[i];
+
+                if (b->kind != RA_KIND_BDI)
+                        continue;
+                for (size_t j = 0; b->beneath_names && b->beneath_names[j]; j++) {
+                        RaDisk *d = ra_registry_find(m, b->beneath_names[j]);
+
+                        if (d && d->kind == RA_KIND_DISK)
+                                d->beneath_bdi = true;
+                }
+        }
+}
+
+static uint64_t now_usec(Manager *m) {
+        uint64_t now = 0;
+
+        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+        return now;
+}
+
+/*
+ * Reads a bdi from what a scan (or, for a btrfs being mounted, sysfs) found;
+ * false when it is dropped. Read again later (mounted now, or udevd done with
+ * it), it keeps what it learned and the value its file system was given.
+ */
+static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b) {
+        bool again = d->identity != NULL;
+        uint32_t was = d->attrs.read_ahead_kb;
+        _cleanup_free_ char *previous = NULL;
+        int r;
+
+        if (again && !(previous = strdup(d->identity))) {
+                (void) log_oom();
+                return false;
+        }
+        d->reread = false;
+        r = ra_disk_update_bdi(d, m->udev, b);
+        if (r == -ENODEV) {
+                ra_tune_forget(m, d, again ? LOG_INFO : LOG_DEBUG,
+                               again ? "unmounted." : "gone before it could be read.");
+                return false;
+        }
+        if (r == -EINVAL)
+                log_warning("%s: ignoring a RADAEMON_* property from udev that is not a multiple of 4 from "
+                            "%u to %u (KiB) or a boolean.",
+                            d->name, RA_KB_MIN, RA_KB_LIMIT);
+        else if (r < 0) {
+                log_warning_errno(r, "%s: cannot read the bdi: %m", d->name);
+                ra_tune_forget(m, d, LOG_WARNING, "leaving it alone.");
+                return false;
+        }
+        if (d->attrs.ignore) {
+                ra_tune_forget(m, d, LOG_INFO, "RADAEMON_IGNORE is set by a udev rule; leaving it alone.");
+                return false;
+        }
+
+        /*
+         * What the file system was given: FUSE's server's window, the kernel's
+         * for others. After a restart the bdi holds radaemon's own value: the
+         * one stored under its identity is the file system's.
+         */
+        if (again) {
+                /* Changed since last read: by a FUSE server's INIT, or behind radaemon's back. */
+                uint32_t kb = d->attrs.read_ahead_kb;
+
+                d->attrs.read_ahead_kb = was;
+                ra_tune_drift(m, d, kb);
+                /* Read after udevd's "add": a write from now on is somebody else's. */
+                if (d->udev_added)
+                        d->udev_add_pending_since = 0;
+        } else {
+                const RaStateEntry *e = ra_state_find(m->state, d->identity);
+
+                d->server_kb = d->attrs.has_original  ? d->attrs.original_kb
+                               : e && e->has_original ? e->original_kb
+                                                      : d->attrs.read_ahead_kb;
+                /* Looked for by the bdi watcher's FUSE timer from now on. */
+                if (d->bdi.kind == RA_BDI_FUSE)
+                        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &d->fuse_init_pending_since);
+                /* Those found at start were made before: udevd is done with them. */
+                if (m->ready && !d->udev_added)
+                        d->udev_add_pending_since = now_usec(m);
+        }
+        if (!d->bdi.mountpoint)
+                log_info("%s: %s being mounted (%s).", d->name, d->bdi.fs_type, d->identity);
+        else if (!again || !ra_streq(previous, d->identity) || !d->announced)
+                log_info("%s: %s at %s (%s), bdi of %s.", d->name, d->bdi.fs_type, d->bdi.mountpoint,
+                         d->identity, d->bdi.source ?: "?");
+        ra_tune_identified(m, d, previous);
+        return true;
+}
+
+/*
+ * A bdi a scan is to decide. One the bus knows is snapshot before it is read
+ * again: what the read finds (a FUSE server's INIT answer, a value written
+ * behind radaemon's back, the mount's identity) and the decision after it
+ * go out in one PropertiesChanged.
+ */
+typedef struct Fresh {
+        RaDisk *disk;
+        RaTune tune;
+} Fresh;
+
+/*
+ * Registers one bdi the scan found; fills ret and returns true when it is to
+ * be decided: new, read again, or known and retune asks.
+ */
+static bool take_bdi(Manager *m, RaBdi *b, bool retune, Fresh *ret) {
+        RaDisk *d = ra_registry_find(m, b->name);
+        const char *keys[4];
+        int r;
+
+        *ret = (Fresh){};
+        if (d && d->kind != RA_KIND_BDI)
+                return false; /* cannot be: no disk is named like a bdi */
+        /*
+         * A FUSE or NFS bdi's name is its superblock's dev, used again by the
+         * next mount: unmounted and mounted again between two scans, it is
+         * another file system under the old name.
+         */
+        if (d && d->bdi.mount_id > 0 && b->mount_id > 0 && d->bdi.mount_id != b->mount_id) {
+                ra_tune_forget(m, d, LOG_INFO, "unmounted.");
+                d = NULL;
+        }
+
+        ra_bdi_keys(b, keys);
+        if (!ra_config_manages_bdi(m->config, keys)) {
+                if (d)
+                        ra_tune_forget(m, d, LOG_INFO, "no longer managed: not in bdis=.");
+                return false;
+        }
+        if (d) {
+                d->seen = true;
+                /* Decided while its mount ran, or udevd has finished with it. */
+                if (!d->reread && (d->bdi.mountpoint || !b->mountpoint)) {
+                        if (!retune)
+                                return false;
+                        (void) ra_tune_begin(d, &ret->tune);
+                        ret->disk = d;
+                        return true;
+                }
+                /*
+                 * Without memory for the snapshot the read goes on (the next
+                 * scan may be long in coming): settle() tells what its
+                 * decision changes, not what the read found.
+                 */
+                (void) ra_tune_begin(d, &ret->tune);
+                if (!read_bdi(m, d, b)) {
+                        ra_tune_abort(&ret->tune);
+                        *ret = (Fresh){};
+                        return false;
+                }
+                ret->disk = d;
+                return true;
+        }
+
+        r = ra_registry_add(m, RA_KIND_BDI, b->name, &d);
+        if (r < 0) {
+                log_error_errno(r, "%s: cannot track the bdi: %m", b->name);
+                return false;
+        }
+        d->seen = true;
+        (void) ra_tune_begin(d, &ret->tune);
+        if (!read_bdi(m, d, b))
+                return false;
+        ret->disk = d;
+        return true;
+}
+
+/* The bdis a scan or a mount under way found: originals saved in one save, then each decided. */
+static void settle(Manager *m, Fresh *fresh, size_t n_fresh, const char *event) {
+        mark_beneath(m);
+        (void) ra_store_flush(m);
+        for (size_t i = 0; i < n_fresh; i++) {
+                RaDisk *d = fresh[i].disk;
+
+                if (d->published)
+                        d->external = false;
+                ra_tune_commit(m, &fresh[i].tune, event);
+        }
+        ra_registry_changed(m);
+}
+
+/* A btrfs whose mount is under way is not in mountinfo yet, and is kept while its bdi is there. */
+static bool mounting(const RaDisk *d) {
+        return !d->bdi.mountpoint && ra_bdi_exists("/sys", d->name);
+}
+
+void ra_bdiscan_scan(Manager *m, const char *event) {
+        /* A reload decides again for the bdis it keeps, as for the disks. */
+        bool retune = ra_streq(event, "reload");
+        _cleanup_free_ Fresh *fresh = NULL;
+        RaBdi *v = NULL;
+        size_t n = 0, n_fresh = 0;
+        int r;
+
+        r = ra_bdis_scan("/proc/self/mountinfo", "/sys", &v, &n);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot read the mounts' bdis, ignoring: %m");
+                return;
+        }
+
+        fresh = calloc(n + 1, sizeof(Fresh));
+        if (!fresh) {
+                ra_bdi_array_free(v, n);
+                (void) log_oom();
+                return;
+        }
+        for (size_t i = 0; i < m->n_disks; i++)
+                if (m->disks[i]->kind == RA_KIND_BDI)
+                        m->disks[i]->seen = false;
+        for (size_t i = 0; i < n; i++)
+                if (take_bdi(m, &v[i], retune, &fresh[n_fresh]))
+                        n_fresh++;
+        ra_bdi_array_free(v, n);
+
+        for (size_t i = m->n_disks; i > 0; i--) {
+                RaDisk *d = m->disks[i - 1];
+
+                if (d->kind == RA_KIND_BDI && !d->seen && !mounting(d))
+                        ra_tune_forget(m, d, LOG_INFO, "unmounted.");
+        }
+        settle(m, fresh, n_fresh, event);
+}
+
+bool ra_bdiscan_take(Manager *m, RaBdi *b, const char *event) {
+        Fresh fresh;
+
+        if (!take_bdi(m, b, false, &fresh))
+                return false;
+        settle(m, &fresh, 1, event);
+        return true;
+}

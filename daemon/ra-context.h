@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <libudev.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "ra-config.h"
+#include "ra-disk.h"
+#include "ra-sbmap.h"
+#include "ra-state.h"
+
+/*
+ * The daemon's one context: the event loop, the configuration, the state
+ * (ra-store.c) and the registry of managed objects (ra-registry.c). The
+ * sources (ra-udev.c, ra-bdiwatch.c, ra-sampler.c, ra-swapwatch.c) hand
+ * what they see to the tuning path (ra-tune.c), which decides, writes and
+ * announces; ra-manager.c starts and stops them all.
+ */
+typedef struct Manager {
+        sd_event *event;
+        struct udev *udev;
+        struct udev_monitor *monitor;
+        sd_event_source *monitor_source;
+        sd_event_source *trim; /* hands freed heap back once udev work has settled */
+        sd_bus *bus;           /* NULL without a system bus */
+        sd_event_source *bus_retry;
+        bool bus_retry_logged; /* "no bus" was said once; say it again only after a success */
+        sd_event_source *sampler;
+        struct RaTracer *tracer;      /* NULL without tracefs */
+        bool tracer_dirty;            /* the set of disks or mounts changed since its filters were set */
+        sd_event_source *filters_due; /* sets them once the current burst of changes is handled */
+        unsigned tracer_wakes;        /* drains this interval because a trace buffer was half full */
+        char *learning_off;           /* why nothing can be learned (no tracefs); NULL when learning works */
+        RaSbMap sbmap;                /* superblock -> managed disk, for the page-cache events */
+        sd_event_source *mountinfo_source; /* /proc/self/mountinfo changes: the map follows */
+        struct RaBdiEarly *bdi_early;      /* btrfs bdis decided while their mount runs (ra-bdiwatch.c) */
+
+        /* Events the tracer lost, not yet said in the log, and what they are out of (ra-sampler.c). */
+        uint64_t trace_lost, trace_read;
+        uint64_t trace_since;     /* counted since (CLOCK_MONOTONIC, µs) */
+        uint64_t trace_lost_said; /* when losses were last said (0: never) */
+
+        char *config_path;  /* --config FILE, or NULL for the installed files */
+        bool force_observe; /* --observe */
+        bool restored; /* Restore() put the originals back: observe until a reload (kept in the state) */
+        bool ready;    /* coldplug done, READY=1 sent */
+        RaConfig *config;
+
+        RaState *state;
+        char *state_dir;       /* as it was at start: the one the state was read from */
+        bool state_dirty;      /* something is waiting to be saved */
+        bool original_unsaved; /* a device's first original among it: saved before any write (ra-tune.c) */
+        char *state_error;     /* why the last save failed; NULL when it worked */
+        bool state_frozen;     /* the file could not be read, nor moved aside: never overwrite it */
+
+        RaDisk **disks;
+        size_t n_disks;
+
+        struct RaSwapWatch *swap; /* vm.page-cluster (ra-swapwatch.c) */
+
+        /*
+         * Set by ra-manager.c, as the tracer's callbacks are: how the layers
+         * below reach what starts them without including it.
+         */
+        void (*on_disks_changed)(struct Manager *m); /* the registry changed: the sampler's filters follow */
+        void (*on_manager_changed)(struct Manager *m, const char *property); /* the store's StateError */
+        void (*on_bdis_moved)(struct Manager *m, const char *event); /* udev saw what bdis stand on */
+        int (*on_reload)(struct Manager *m);                         /* Reload() over the bus */
+} Manager;
+
+static inline bool ra_context_observing(const Manager *m) {
+        return m->force_observe || m->restored || m->config->mode == RA_MODE_OBSERVE;
+}

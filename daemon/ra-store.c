@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ra-log.h"
+#include "ra-store.h"
+#include "ra-util.h"
+
+static void manager_changed(Manager *m, const char *property) {
+        if (m->on_manager_changed)
+                m->on_manager_changed(m, property);
+}
+
+/*
+ * A state file that exists but cannot be read must not be replaced by one that
+ * knows nothing: its pins and true originals would be gone, and the values
+ * radaemon wrote itself would become the originals. It is moved aside for
+ * the administrator; where even that fails, nothing is saved at all.
+ */
+static void keep_unreadable_state(Manager *m, int error) {
+        _cleanup_free_ char *from = NULL, *to = NULL;
+
+        if (asprintf(&from, "%s/%s", m->state_dir, RA_STATE_FILE) < 0 ||
+            asprintf(&to, "%s/%s.unreadable", m->state_dir, RA_STATE_FILE) < 0)
+                return (void) log_oom();
+
+        if (rename(from, to) >= 0) {
+                log_warning_errno(error,
+                                  "Cannot read %s (%m); moved it to %s, starting without what it held.",
+                                  from, to);
+                return;
+        }
+
+        log_warning_errno(error,
+                          "Cannot read %s (%m), nor move it aside; nothing will be stored until it is fixed "
+                          "and radaemon restarted.",
+                          from);
+        m->state_frozen = true;
+        if (asprintf(&m->state_error, "Cannot read %s: %s", from, strerror(-error)) < 0)
+                m->state_error = NULL;
+}
+
+/*
+ * The state lives in the state directory. A state we cannot read costs what
+ * it held, not the tuning: that is logged and radaemon starts without it.
+ */
+int ra_store_load(Manager *m) {
+        _cleanup_(ra_strv_freep) char **errors = NULL;
+        int r;
+
+        m->state_dir = strdup(m->config->state_dir);
+        if (!m->state_dir)
+                return -ENOMEM;
+
+        r = ra_state_new(&m->state);
+        if (r < 0)
+                return r;
+
+        if (mkdir(m->state_dir, 0755) < 0 && errno != EEXIST)
+                log_warning_errno(errno, "Cannot create %s, nothing will be stored: %m", m->state_dir);
+
+        r = ra_state_load(m->state, m->state_dir, &errors);
+        for (size_t i = 0; errors && errors[i]; i++)
+                log_warning("%s/%s: %s; that line is skipped.", m->state_dir, RA_STATE_FILE, errors[i]);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 && r != -EINVAL)
+                keep_unreadable_state(m, r);
+
+        m->restored = m->state->restored;
+        if (m->restored)
+                log_notice("The disks were restored to their values before radaemon; observing until a "
+                           "reload.");
+        return 0;
+}
+
+/*
+ * ret_replaced (may be NULL) says whether the file on disk holds the new
+ * state, even when the save then failed: see ra_state_save().
+ */
+int ra_store_save(Manager *m, bool *ret_replaced) {
+        _cleanup_free_ char *error = NULL;
+        bool replaced = false;
+        int r;
+
+        if (ret_replaced)
+                *ret_replaced = false;
+        if (m->state_frozen)
+                return -EROFS;
+
+        r = ra_state_save(m->state, m->state_dir, &replaced);
+        if (ret_replaced)
+                *ret_replaced = replaced;
+        if (r >= 0) {
+                m->state_dirty = m->original_unsaved = false;
+                if (m->state_error) {
+                        log_info("%s/%s can be written again.", m->state_dir, RA_STATE_FILE);
+                        m->state_error = mfree(m->state_error);
+                        manager_changed(m, "StateError");
+                }
+                return 0;
+        }
+
+        if (asprintf(&error, "Cannot write %s/%s: %s", m->state_dir, RA_STATE_FILE, strerror(-r)) < 0)
+                return -ENOMEM;
+        if (!ra_streq(error, m->state_error)) {
+                log_warning("%s; original, pinned and learned values are kept in memory until it can be.",
+                            error);
+                free(m->state_error);
+                m->state_error = TAKE_PTR(error);
+                manager_changed(m, "StateError");
+        }
+        return r;
+}
+
+int ra_store_flush(Manager *m) {
+        return m->state_dirty ? ra_store_save(m, NULL) : 0;
+}
+
+/*
+ * The one rule for a change that must be durable (a pin with persist): when
+ * the file was not replaced, *value goes back to saved and nothing changed;
+ * when it was but its durability is unconfirmed, memory keeps what the file
+ * holds, and the caller is still told of the failure.
+ */
+static int save_or_roll_back(Manager *m, void *value, const void *saved, size_t size) {
+        bool replaced;
+        int r;
+
+        m->state_dirty = true;
+        r = ra_store_save(m, &replaced);
+        if (r < 0 && !replaced)
+                memcpy(value, saved, size);
+        return r;
+}
+
+int ra_store_pin(Manager *m, const char *identity, uint32_t kb, bool persist, bool *ret_changed) {
+        RaStateEntry *e, saved;
+        int r;
+
+        *ret_changed = false;
+        r = ra_state_ensure(m->state, identity, &e);
+        if (r < 0)
+                return r;
+
+        saved = *e;
+        if (persist) {
+                e->pin_kb = kb;
+                e->runtime_pin_kb = 0;
+                r = save_or_roll_back(m, e, &saved, sizeof(*e));
+        } else
+                e->runtime_pin_kb = kb;
+
+        *ret_changed = e->pin_kb != saved.pin_kb || e->runtime_pin_kb != saved.runtime_pin_kb;
+        return r;
+}
+
+int ra_store_unpin(Manager *m, const char *identity, bool *ret_changed) {
+        RaStateEntry *e = ra_state_find(m->state, identity), saved;
+        int r = 0;
+
+        *ret_changed = false;
+        if (!e)
+                return 0;
+
+        saved = *e;
+        e->runtime_pin_kb = 0;
+        if (e->pin_kb > 0) {
+                e->pin_kb = 0;
+                r = save_or_roll_back(m, e, &saved, sizeof(*e));
+        }
+
+        *ret_changed = e->pin_kb != saved.pin_kb || e->runtime_pin_kb != saved.runtime_pin_kb;
+        return r;
+}
+
+int ra_store_pin_swap(Manager *m, int value, bool persist, bool *ret_changed) {
+        RaStateSwap saved = m->state->swap;
+        int r = 0;
+
+        if (persist) {
+                m->state->swap.pin = value;
+                m->state->swap.runtime_pin = -1;
+                r = save_or_roll_back(m, &m->state->swap, &saved, sizeof(saved));
+        } else
+                m->state->swap.runtime_pin = value;
+
+        *ret_changed = m->state->swap.pin != saved.pin || m->state->swap.runtime_pin != saved.runtime_pin;
+        return r;
+}
+
+int ra_store_unpin_swap(Manager *m, bool *ret_changed) {
+        RaStateSwap saved = m->state->swap;
+        int r = 0;
+
+        m->state->swap.runtime_pin = -1;
+        if (saved.pin >= 0) {
+                m->state->swap.pin = -1;
+                r = save_or_roll_back(m, &m->state->swap, &saved, sizeof(saved));
+        }
+
+        *ret_changed = m->state->swap.pin != saved.pin || m->state->swap.runtime_pin != saved.runtime_pin;
+        return r;
+}
+
+void ra_store_learned(Manager *m, const RaDisk *d) {
+        RaStateEntry *e;
+
+        log_debug("%s: learned %" PRIu32 " KiB: %s", d->name, d->model.learned_kb, d->model.reason);
+
+        /* Kept for the next plug of this device, and for the udev helper: saved at the end of the interval.
+         */
+        if (ra_state_ensure(m->state, d->identity, &e) >= 0) {
+                e->learned_kb = d->model.learned_kb;
+                m->state_dirty = true;
+        }
+}
+
+void ra_store_remember_original(Manager *m, const RaDisk *d) {
+        int r = 0;
+
+        /*
+         * Before radaemon writes anything, what a device holds is what it had,
+         * unless radaemon's udev helper already wrote it and says what was
+         * there. Without a medium there is no device to speak of.
+         */
+        if (d->attrs.size_bytes > 0)
+                r = ra_state_remember_original(m->state, d->identity,
+                                               d->attrs.has_original ? d->attrs.original_kb
+                                                                     : d->attrs.read_ahead_kb);
+        if (r > 0)
+                m->state_dirty = m->original_unsaved = true;
+        else if (r < 0)
+                log_warning_errno(r, "%s: cannot remember the original value: %m", d->name);
+}
+
+void ra_store_set_original(Manager *m, const char *identity, uint32_t kb) {
+        RaStateEntry *e;
+
+        if (ra_state_ensure(m->state, identity, &e) >= 0 && (!e->has_original || e->original_kb != kb)) {
+                e->original_kb = kb;
+                e->has_original = true;
+                m->state_dirty = true;
+        }
+}
+
+void ra_store_learned_swap(Manager *m, RaSwapClass c, int value) {
+        if (c >= 0 && c < _RA_SWAP_CLASS_MAX) {
+                m->state->swap.learned[c] = value;
+                m->state_dirty = true;
+        }
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ra-context.h"
+#include "ra-swap.h"
+
+/*
+ * The state the daemon keeps on disk (common/ra-state.c's file): loaded
+ * once, saved when something waits (state_dirty), never over a file that
+ * could not be read nor moved aside (state_frozen), with one rule for a
+ * change that must be durable. A failed save is logged once and told
+ * through on_manager_changed ("StateError"); tuning goes on with the state
+ * in memory.
+ */
+int ra_store_load(Manager *m);
+
+/*
+ * ret_replaced (may be NULL) says whether the file on disk holds the new
+ * state, even when the save then failed: see ra_state_save().
+ */
+int ra_store_save(Manager *m, bool *ret_replaced);
+
+/* Saves the state if anything waits to be saved. */
+int ra_store_flush(Manager *m);
+
+/*
+ * Pins (and unpins) every object with identity, and vm.page-cluster. With
+ * persist the pin is on disk when 0 is returned; on an error memory is rolled
+ * back only where the file was not replaced. *ret_changed: memory now holds
+ * another pin than before.
+ */
+int ra_store_pin(Manager *m, const char *identity, uint32_t kb, bool persist, bool *ret_changed);
+int ra_store_unpin(Manager *m, const char *identity, bool *ret_changed);
+int ra_store_pin_swap(Manager *m, int value, bool persist, bool *ret_changed);
+int ra_store_unpin_swap(Manager *m, bool *ret_changed);
+
+/* What the adaptive policy learned for d, kept for its next plug; saved at the end of the interval. */
+void ra_store_learned(Manager *m, const RaDisk *d);
+/* The same for swap of class c. */
+void ra_store_learned_swap(Manager *m, RaSwapClass c, int value);
+
+/*
+ * d was read: for a device radaemon has not seen before, the value it holds
+ * now is its original, saved before radaemon's first write (original_unsaved).
+ */
+void ra_store_remember_original(Manager *m, const RaDisk *d);
+
+/* The system's own starting value for identity (a FUSE server's INIT answer, a udev rule's write). */
+void ra_store_set_original(Manager *m, const char *identity, uint32_t kb);

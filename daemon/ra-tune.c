@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "ra-apply.h"
+#include "ra-bus.h"
+#include "ra-context.h"
+#include "ra-log.h"
+#include "ra-registry.h"
+#include "ra-settings.h"
+#include "ra-store.h"
+#include "ra-tune-swap.h"
+#include "ra-tune.h"
+#include "ra-util.h"
+
+/*
+ * A bdi whose udev "add" has not come through after this long: udevd is not
+ * running, or lost it; writes from then on are somebody else's.
+ */
+#define UDEV_ADD_WAIT_USEC (30 * UINT64_C(1000000))
+
+/* Someone who changes a value back this often a minute is left to it. */
+#define REASSERT_MAX 3
+#define REASSERT_WINDOW_USEC (60 * UINT64_C(1000000))
+
+/* The drift check decides again, and a decision that finds sysfs moved checks the drift. */
+static void decide(Manager *m, RaDisk *d, const char *event);
+
+static bool decision_equal(const RaDecision *a, const RaDecision *b) {
+        return a->kb == b->kb && a->source == b->source && strcmp(a->reason, b->reason) == 0;
+}
+
+/*
+ * Every write of a disk's or a bdi's window: written, verified by reading
+ * back; *ret_now is what the kernel holds after (unchanged where it could
+ * not be read). -ENODEV: the object is gone.
+ */
+static int write_window(const RaDisk *d, uint32_t kb, uint32_t *ret_now) {
+        _cleanup_close_ int sysfd = -1;
+
+        sysfd = ra_disk_open_sysfs(d);
+        return sysfd < 0 ? sysfd : ra_apply_read_ahead(sysfd, d->knob_attr, kb, ret_now);
+}
+
+static void write_decision(Manager *m, RaDisk *d, const char *event) {
+        const RaDecision *want = &d->decision;
+        uint32_t before = d->attrs.read_ahead_kb, now = before;
+        int r;
+
+        /* A device's value before radaemon's first write is on disk before that write. */
+        if (m->original_unsaved)
+                (void) ra_store_flush(m);
+
+        r = write_window(d, want->kb, &now);
+        d->attrs.read_ahead_kb = now;
+
+        if (r == -ENODEV) {
+                log_debug("%s: gone before read_ahead_kb could be written.", d->name);
+                return;
+        }
+
+        /* A write that keeps failing is logged once, not every interval. */
+        if (r < 0) {
+                if (r != d->write_error) {
+                        if (r == -EIO)
+                                log_warning("%s: wrote %" PRIu32
+                                            " KiB to read_ahead_kb, but the kernel holds "
+                                            "%" PRIu32 " KiB.",
+                                            d->name, want->kb, now);
+                        else
+                                log_warning_errno(r, "%s: cannot write %" PRIu32 " KiB to read_ahead_kb: %m",
+                                                  d->name, want->kb);
+                }
+                d->write_error = r;
+                return;
+        }
+
+        if (d->write_error != 0)
+                log_info("%s: read_ahead_kb can be written again.", d->name);
+        d->write_error = 0;
+        d->decisions++;
+        log_disk(LOG_INFO, RA_LOG_DECISION, d->name, now, ra_source_to_string(want->source),
+                 "%s: read_ahead_kb %" PRIu32 " -> %" PRIu32 " KiB (%s, on %s): %s", d->name, before, now,
+                 ra_source_to_string(want->source), event, want->reason);
+}
+
+/* Yielding: the value to keep is what sysfs holds now, not what was tracked. */
+static void track_sysfs(RaDisk *d) {
+        _cleanup_close_ int sysfd = ra_disk_open_sysfs(d);
+        uint32_t now;
+
+        if (sysfd >= 0 && ra_apply_read_current(sysfd, d->knob_attr, &now) >= 0)
+                d->attrs.read_ahead_kb = now;
+}
+
+/*
+ * "stays at" is said only of what sysfs holds: a value tracked from before a
+ * write (ours or another's) is written again, and logged as the write it is.
+ * So before saying a value "stays": whether sysfs still holds it. A value that
+ * moved since it was last read (a FUSE server's INIT answer, a udev rule, the
+ * kernel, somebody) goes through the drift check, which knows each of them
+ * and decides; deciding over it here would write over a server's answer.
+ */
+static bool sysfs_moved(Manager *m, RaDisk *d) {
+        _cleanup_close_ int sysfd = ra_disk_open_sysfs(d);
+        uint32_t now;
+
+        if (sysfd < 0 || ra_apply_read_current(sysfd, d->knob_attr, &now) < 0 ||
+            now == d->attrs.read_ahead_kb)
+                return false;
+        ra_tune_drift(m, d, now);
+        return true;
+}
+
+/* Decides for d, and writes unless the value is there already or radaemon only observes. */
+static void decide(Manager *m, RaDisk *d, const char *event) {
+        RaDecision previous = d->decision;
+        RaSettingsInput in;
+        RaSettingsRun run;
+        bool news;
+
+        if (d->external)
+                track_sysfs(d);
+        run = (RaSettingsRun){
+                .learned_kb = d->model.learned_kb,
+                .learned_reason = d->model.reason,
+                .external = d->external,
+        };
+        in = (RaSettingsInput){
+                .kind = d->kind == RA_KIND_BDI ? RA_SETTINGS_BDI
+                        : d->stack_read != 0   ? RA_SETTINGS_STACK
+                                               : RA_SETTINGS_DISK,
+                .attrs = &d->attrs,
+                .identity = d->identity,
+                .name = d->name,
+                .stack_read = d->stack_read,
+                .stack = d->stack,
+                .leaf_kb = d->beneath_kb,
+                .bdi = &d->bdi,
+                .beneath_kb = d->beneath_kb,
+                .server_kb = d->server_kb,
+                .run = &run,
+        };
+        ra_settings_build(m->config, m->state, &in, &d->settings);
+        ra_policy_decide(&d->attrs, &d->settings, &d->decision);
+
+        /* An event that changes nothing is not worth an info line. */
+        news = !d->announced || !decision_equal(&previous, &d->decision);
+        d->announced = true;
+
+        if (d->decision.kb == 0)
+                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0, "%s: %s", d->name, d->decision.reason);
+        else if (d->decision.kb == d->attrs.read_ahead_kb) {
+                if (!sysfs_moved(m, d))
+                        log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
+                                       "%s: read_ahead_kb stays at %" PRIu32 " KiB (%s, on %s): %s", d->name,
+                                       d->decision.kb, ra_source_to_string(d->decision.source), event,
+                                       d->decision.reason);
+        } else if (ra_context_observing(m))
+                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
+                               "%s: would change read_ahead_kb %" PRIu32 " -> %" PRIu32
+                               " KiB (%s, on %s; observe mode): %s",
+                               d->name, d->attrs.read_ahead_kb, d->decision.kb,
+                               ra_source_to_string(d->decision.source), event, d->decision.reason);
+        else
+                write_decision(m, d, event);
+}
+
+void ra_tune_drift(Manager *m, RaDisk *d, uint32_t kb) {
+        uint32_t was = d->attrs.read_ahead_kb;
+        uint64_t now;
+
+        if (kb == was)
+                return;
+        d->attrs.read_ahead_kb = kb;
+        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+
+        /*
+         * mount(2) returns before a FUSE server answers INIT, and its answer
+         * lowers the window to the server's max_readahead: that is the
+         * server's word on what is behind it, the prior, not someone else's.
+         * A value radaemon wrote before the answer (a pin, a learned one)
+         * comes down with it: deciding again writes it back.
+         */
+        if (d->kind == RA_KIND_BDI &&
+            ra_bdi_fuse_init_answer(&d->bdi, d->fuse_init_pending_since > 0,
+                                    now - d->fuse_init_pending_since, d->server_kb, was, kb)) {
+                log_info("%s: the FUSE server lowered the window to %" PRIu32 " KiB at INIT.", d->name, kb);
+                d->fuse_init_pending_since = 0;
+                d->server_kb = kb;
+                /*
+                 * What the file system was given, where the state remembered
+                 * the kernel's offer: the next mount starts from the answer
+                 * (found after INIT, it holds the answer, not radaemon's value),
+                 * and Restore goes back to it.
+                 */
+                ra_store_set_original(m, d->identity, kb);
+                decide(m, d, "fuse init");
+                return;
+        }
+
+        /*
+         * Written while udevd runs the bdi's "add" (nfs-common's nfsrahead for
+         * NFS): the system's starting value, its original for Restore, not
+         * an external change. radaemon's decision stands, and is written once
+         * udevd is done (the scan of its "add" decides again), so the two
+         * settle instead of taking turns.
+         */
+        if (d->kind == RA_KIND_BDI && d->udev_add_pending_since > 0 &&
+            now - d->udev_add_pending_since <= UDEV_ADD_WAIT_USEC) {
+                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "udev",
+                         "%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
+                         " KiB during its udev add event (a udev rule, such as nfs-common's nfsrahead): "
+                         "its starting value; radaemon writes %" PRIu32 " KiB when udev is done.",
+                         d->name, was, kb, d->decision.kb);
+                ra_store_set_original(m, d->identity, kb);
+                return;
+        }
+
+        /*
+         * dm and md stack the limits of the devices beneath again when one
+         * comes or goes, and the kernel then puts the window back to its own
+         * value for them, with no event after (Debian 12's 6.1, a member
+         * added to a RAID1): the kernel re-reading the device, as a disk's
+         * "change" is, not somebody's choice. radaemon decides again.
+         */
+        if (!d->external && kb != d->decision.kb && ra_disk_restacked(d, kb)) {
+                log_info("%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
+                         " KiB, the kernel's value for its limits: it stacked the devices beneath "
+                         "again; deciding again.",
+                         d->name, was, kb);
+                decide(m, d, "restack");
+                return;
+        }
+
+        /* Yielding already: the target is whatever is there. */
+        if (d->external) {
+                decide(m, d, "external change");
+                return;
+        }
+
+        /* Nothing to defend: observing, no medium, or our own value. */
+        if (ra_context_observing(m) || d->decision.kb == 0 || kb == d->decision.kb)
+                return;
+
+        if (now - d->reassert_since > REASSERT_WINDOW_USEC) {
+                d->reassert_since = now;
+                d->reasserts = 0;
+        }
+
+        if (m->config->external == RA_EXTERNAL_REASSERT && d->reasserts < REASSERT_MAX) {
+                d->reasserts++;
+                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "external",
+                         "%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
+                         " KiB behind radaemon's back; "
+                         "writing %" PRIu32 " KiB again (external_changes = reassert).",
+                         d->name, was, kb, d->decision.kb);
+                decide(m, d, "reassert");
+                return;
+        }
+
+        if (m->config->external == RA_EXTERNAL_REASSERT)
+                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "external",
+                         "%s: read_ahead_kb was changed behind radaemon's back %u times within a minute; "
+                         "leaving it at %" PRIu32 " KiB.",
+                         d->name, d->reasserts + 1, kb);
+        else
+                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "external",
+                         "%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
+                         " KiB behind radaemon's back; "
+                         "leaving it (external_changes = yield).",
+                         d->name, was, kb);
+        d->external = true;
+        decide(m, d, "external change");
+}
+
+int ra_tune_begin(RaDisk *d, RaTune *ret) {
+        *ret = (RaTune){ .disk = d };
+        /* One nobody was told of yet is announced whole by ra_tune_commit(). */
+        if (!d->published)
+                return 0;
+        if (ra_disk_snapshot(d, &ret->before) < 0)
+                return log_oom();
+        ret->has_before = true;
+        return 0;
+}
+
+void ra_tune_abort(RaTune *t) {
+        ra_disk_snapshot_clear(&t->before);
+        *t = (RaTune){};
+}
+
+void ra_tune_commit(Manager *m, RaTune *t, const char *event) {
+        RaDisk *d = t->disk;
+
+        /* Published since ra_tune_begin(), or without memory for the snapshot then. */
+        if (d->published && !t->has_before) {
+                if (ra_disk_snapshot(d, &t->before) < 0) {
+                        (void) log_oom();
+                        return ra_tune_abort(t);
+                }
+                t->has_before = true;
+        }
+
+        if (event)
+                decide(m, d, event);
+
+        if (!d->published)
+                ra_bus_disk_added(m, d);
+        else
+                ra_bus_disk_changed(m, d, &t->before);
+        ra_tune_abort(t);
+}
+
+void ra_tune_disk(Manager *m, RaDisk *d, const char *event) {
+        RaTune t;
+
+        if (ra_tune_begin(d, &t) >= 0)
+                ra_tune_commit(m, &t, event);
+}
+
+static uint64_t read_diskseq(int sysfd) {
+        char buf[32];
+        uint64_t v;
+
+        if (ra_read_file_at(sysfd, "diskseq", buf, sizeof(buf)) < 0 || ra_parse_u64(buf, &v) < 0)
+                return 0;
+        return v;
+}
+
+int ra_tune_check_window(Manager *m, RaDisk *d, uint32_t *ret_kb) {
+        _cleanup_close_ int sysfd = -1;
+        RaTune t;
+        int r;
+
+        sysfd = ra_disk_open_sysfs(d);
+        r = sysfd < 0 ? sysfd : ra_apply_read_current(sysfd, d->knob_attr, ret_kb);
+        if (r < 0)
+                return r;
+
+        /*
+         * A new diskseq means a new medium, whose uevent is on its way: the
+         * value the kernel gave it is not somebody else's.
+         */
+        if (*ret_kb == d->attrs.read_ahead_kb || read_diskseq(sysfd) != d->attrs.diskseq)
+                return TAKE_FD(sysfd);
+
+        /*
+         * The new value, and whatever radaemon makes of it (yielding, a write
+         * back, a FUSE server's answer taken as the prior), is told on the
+         * bus as one change. Without memory for the snapshot the change is
+         * left for the next look, rather than made unannounced.
+         */
+        if (ra_tune_begin(d, &t) < 0)
+                return TAKE_FD(sysfd);
+        ra_tune_drift(m, d, *ret_kb);
+        ra_tune_commit(m, &t, NULL);
+        return TAKE_FD(sysfd);
+}
+
+bool ra_tune_restore(Manager *m, RaDisk *d, const char *why) {
+        const RaStateEntry *e = ra_state_find(m->state, d->identity);
+        uint32_t now = d->attrs.read_ahead_kb;
+        bool done = false;
+        RaTune t;
+        int r;
+
+        if (!e || !e->has_original || ra_tune_begin(d, &t) < 0)
+                return false;
+
+        r = write_window(d, e->original_kb, &now);
+        if (r < 0 && r != -ENODEV)
+                log_warning_errno(r, "%s: cannot put back the original %" PRIu32 " KiB: %m", d->name,
+                                  e->original_kb);
+        else if (r >= 0) {
+                log_disk(LOG_INFO, RA_LOG_RESTORE, d->name, now, "original",
+                         "%s: read_ahead_kb %" PRIu32 " -> %" PRIu32 " KiB, its value before radaemon (%s).",
+                         d->name, d->attrs.read_ahead_kb, now, why);
+                d->attrs.read_ahead_kb = now;
+                done = true;
+        }
+        ra_tune_commit(m, &t, NULL);
+        return done;
+}
+
+void ra_tune_identified(Manager *m, RaDisk *d, const char *previous_identity) {
+        uint32_t learned;
+
+        ra_store_remember_original(m, d);
+
+        /* Another medium behind the name: start from what is known about it. */
+        if (ra_streq(previous_identity, d->identity))
+                return;
+        d->model = (RaModel){};
+        d->trace = (RaTraceAccount){};
+        d->pcache = (RaPcacheAccount){ .page_kb = ra_page_kb() };
+        d->stat_usec = 0;
+        learned = ra_state_learned(m->state, d->identity);
+        if (learned > 0)
+                ra_adapt_restore(&d->model, learned);
+}
+
+void ra_tune_forget(Manager *m, RaDisk *d, int level, const char *why) {
+        log_full_errno(level, 0, "%s: %s", d->name, why);
+        if (d->published)
+                ra_bus_disk_removed(m, d);
+        ra_registry_remove(m, d);
+}
+
+/* Decides again for every object with this identity: what is stored for it changed. */
+static void tune_identity(Manager *m, const char *identity, const char *event) {
+        for (size_t i = 0; i < m->n_disks; i++) {
+                RaDisk *d = m->disks[i];
+                RaTune t;
+
+                if (!ra_streq(d->identity, identity) || ra_tune_begin(d, &t) < 0)
+                        continue;
+                d->external = false;
+                ra_tune_commit(m, &t, event);
+        }
+}
+
+int ra_tune_pin(Manager *m, RaDisk *d, uint32_t kb, bool persist, uid_t uid) {
+        _cleanup_free_ char *identity = strdup(d->identity);
+        bool changed;
+        int r;
+
+        if (!identity)
+                return -ENOMEM;
+        r = ra_store_pin(m, identity, kb, persist, &changed);
+        if (changed) {
+                log_disk(LOG_INFO, RA_LOG_PIN, d->name, kb, "pinned",
+                         "%s: pinned to %" PRIu32 " KiB by uid %u over D-Bus, %s %s.", d->name, kb,
+                         (unsigned) uid, persist ? "stored for" : "until radaemon stops, for", identity);
+                tune_identity(m, identity, "pin");
+        }
+        return r;
+}
+
+int ra_tune_unpin(Manager *m, RaDisk *d, uid_t uid) {
+        _cleanup_free_ char *identity = strdup(d->identity);
+        bool changed;
+        int r;
+
+        if (!identity)
+                return -ENOMEM;
+        r = ra_store_unpin(m, identity, &changed);
+        if (r >= 0 && !changed) {
+                log_info("%s: no pin to clear (asked by uid %u).", d->name, (unsigned) uid);
+                tune_identity(m, identity, "unpin");
+        } else if (changed) {
+                log_disk(LOG_INFO, RA_LOG_PIN, d->name, 0, "",
+                         "%s: pin cleared by uid %u over D-Bus; radaemon decides again.", d->name,
+                         (unsigned) uid);
+                tune_identity(m, identity, "unpin");
+        }
+        return r;
+}
+
+unsigned ra_tune_restore_all(Manager *m, bool stay, const char *why) {
+        unsigned n = 0;
+
+        /*
+         * Whatever the mode: observing now says nothing of what radaemon (or
+         * its udev helper) wrote before.
+         */
+        for (size_t i = 0; i < m->n_disks; i++)
+                n += ra_tune_restore(m, m->disks[i], why);
+
+        /* vm.page-cluster counts as one more value put back. */
+        n += (unsigned) ra_tune_swap_restore(m, why);
+
+        if (stay && !m->restored) {
+                m->restored = m->state->restored = true;
+                (void) ra_store_save(m, NULL);
+                ra_bus_manager_changed(m, "Mode");
+                ra_registry_notify_status(m);
+        }
+        return n;
+}
+
+void ra_tune_learning(Manager *m, const char *off) {
+        bool changed = !ra_streq(off, m->learning_off);
+
+        if (changed) {
+                free(m->learning_off);
+                m->learning_off = off ? strdup(off) : NULL;
+                ra_bus_manager_changed(m, "LearningOff");
+        }
+        /* What learning is judged from follows whether tracing works. */
+        if (changed || !off)
+                ra_bus_manager_changed(m, "Evidence");
+}
