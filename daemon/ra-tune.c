@@ -96,12 +96,10 @@ static void track_sysfs(RaDisk *d) {
 }
 
 /*
- * "stays at" is said only of what sysfs holds: a value tracked from before a
- * write (ours or another's) is written again, and logged as the write it is.
- * So before saying a value "stays": whether sysfs still holds it. A value that
- * moved since it was last read (a FUSE server's INIT answer, a udev rule, the
- * kernel, somebody) goes through the drift check, which knows each of them
- * and decides; deciding over it here would write over a server's answer.
+ * Whether sysfs still holds what was last read. A value that moved (a FUSE
+ * server's INIT answer, a udev rule, the kernel, somebody) goes through the
+ * drift check, which knows each of them and decides; deciding over it here
+ * would write over a server's answer.
  */
 static bool sysfs_moved(Manager *m, RaDisk *d) {
         _cleanup_close_ int sysfd = ra_disk_open_sysfs(d);
@@ -150,15 +148,21 @@ static void decide(Manager *m, RaDisk *d, const char *event) {
         news = !d->announced || !decision_equal(&previous, &d->decision);
         d->announced = true;
 
+        /*
+         * A value that moved since it was last read is the drift check's
+         * first: written over unseen, a udev rule's value in a bdi's "add"
+         * (nfsrahead's) would be lost as its original (seen under load).
+         */
         if (d->decision.kb == 0)
                 log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0, "%s: %s", d->name, d->decision.reason);
-        else if (d->decision.kb == d->attrs.read_ahead_kb) {
-                if (!sysfs_moved(m, d))
-                        log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
-                                       "%s: read_ahead_kb stays at %" PRIu32 " KiB (%s, on %s): %s", d->name,
-                                       d->decision.kb, ra_source_to_string(d->decision.source), event,
-                                       d->decision.reason);
-        } else if (ra_context_observing(m))
+        else if (sysfs_moved(m, d))
+                return;
+        else if (d->decision.kb == d->attrs.read_ahead_kb)
+                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
+                               "%s: read_ahead_kb stays at %" PRIu32 " KiB (%s, on %s): %s", d->name,
+                               d->decision.kb, ra_source_to_string(d->decision.source), event,
+                               d->decision.reason);
+        else if (ra_context_observing(m))
                 log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
                                "%s: would change read_ahead_kb %" PRIu32 " -> %" PRIu32
                                " KiB (%s, on %s; observe mode): %s",
