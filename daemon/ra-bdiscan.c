@@ -36,7 +36,7 @@ static void mark_beneath(Manager *m) {
                 for (size_t j = 0; b->beneath_names && b->beneath_names[j]; j++) {
                         RaDisk *d = ra_registry_find(m, b->beneath_names[j]);
 
-                        if (d && d->kind == RA_KIND_DISK)
+                        if (d && ra_kind_is_block(d->kind))
                                 d->beneath_bdi = true;
                 }
         }

@@ -117,7 +117,7 @@ static int property_get_strv(sd_bus *bus, const char *path, const char *interfac
 static const sd_bus_vtable device_vtable[] = {
         SD_BUS_VTABLE_START(0),
         DISK_PROPERTY("Name", "s", NULL, name, SD_BUS_VTABLE_PROPERTY_CONST),
-        DISK_PROPERTY("Kind", "s", property_get_kind, kind, SD_BUS_VTABLE_PROPERTY_CONST),
+        DISK_PROPERTY("Kind", "s", property_get_kind, kind, CHANGES),
         DISK_PROPERTY("MountPoint", "s", property_get_string_or_empty, bdi.mountpoint,
                       SD_BUS_VTABLE_PROPERTY_CONST),
         DISK_PROPERTY("FileSystem", "s", property_get_string_or_empty, bdi.fs_type,
@@ -318,7 +318,7 @@ void ra_bus_disk_removed(Manager *m, const RaDisk *d) {
 
 void ra_bus_disk_changed(Manager *m, const RaDisk *d, const RaDiskSnapshot *b) {
         const RaDecision *now = &d->decision;
-        char *names[18];
+        char *names[19];
         size_t n = 0;
 
         if (!m->bus)
@@ -330,6 +330,7 @@ void ra_bus_disk_changed(Manager *m, const RaDisk *d, const RaDiskSnapshot *b) {
                         names[n++] = (char *) (property);                                                   \
         } while (false)
 
+        CHANGED(b->kind != d->kind, "Kind");
         CHANGED(!ra_streq(b->node, d->devnode) && (b->node || d->devnode), "Node");
         CHANGED(!ra_streq(b->identity, d->identity) && (b->identity || d->identity), "Identity");
         CHANGED(b->size_bytes != d->attrs.size_bytes, "SizeBytes");

@@ -18,6 +18,7 @@
 static const char *const kind_names[_RA_KIND_MAX] = {
         [RA_KIND_DISK] = "disk",
         [RA_KIND_BDI] = "bdi",
+        [RA_KIND_STACK] = "stack",
 };
 
 const char *ra_kind_to_string(RaKind k) {
@@ -59,6 +60,7 @@ RaDisk *ra_disk_free(RaDisk *d) {
         ra_stack_free(d->stack);
         ra_strv_free(d->beneath_names);
         free(d->beneath_kb);
+        free(d->leaf_kb);
         free(d->name);
         free(d->object_path);
         free(d->syspath);
@@ -98,24 +100,29 @@ static const char *get_udev_property(void *userdata, const char *key) {
  * A device on top of others (dm: LUKS, LVM; md RAID) is decided from its
  * stack: the disks at the bottom, read from udev's database exactly as
  * radaemon's udev helper reads them (ra_stack_read_priors()), whose priors
- * are kept here. A plain disk has no stack.
+ * are kept here. A plain disk has no stack. The kind follows what was read,
+ * at every event: a dm device is a disk until its table is loaded, and one
+ * whose stack is being built or torn down (not settled) is a stack all the
+ * same, which waits for it. A stack this module cannot read is decided as
+ * a disk, from its own attributes.
  */
 static void read_stack(RaDisk *d, struct udev *udev) {
         _cleanup_free_ char *bad = NULL;
 
         d->stack = ra_stack_free(d->stack);
         d->stack_text[0] = '\0';
-        d->beneath_kb = mfree(d->beneath_kb);
+        d->leaf_kb = mfree(d->leaf_kb);
         d->beneath_names = ra_strv_free(d->beneath_names);
 
         d->stack_read = ra_stack_read_priors("/sys", d->name, ra_stack_read_leaf_udev, udev, &d->stack,
-                                             &d->beneath_kb, &d->beneath_names, &bad);
+                                             &d->leaf_kb, &d->beneath_names, &bad);
         if (d->stack_read == -EAGAIN)
                 log_debug("%s: its stack is not settled (%s); deciding once it is.", d->name, bad ?: "?");
         else if (d->stack_read < 0)
                 log_debug_errno(d->stack_read,
                                 "%s: cannot read its stack (%s), deciding from its own attributes: %m",
                                 d->name, bad ?: "?");
+        d->kind = d->stack_read > 0 || d->stack_read == -EAGAIN ? RA_KIND_STACK : RA_KIND_DISK;
         if (d->stack)
                 (void) ra_stack_describe(d->stack, d->stack_text);
 }
@@ -186,6 +193,7 @@ static int dup_or_null(const char *s, char **ret) {
 
 int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret) {
         *ret = (RaDiskSnapshot){
+                .kind = d->kind,
                 .size_bytes = d->attrs.size_bytes,
                 .rotational = d->attrs.rotational,
                 .removable = d->attrs.removable,
@@ -344,7 +352,7 @@ bool ra_disk_restacked(RaDisk *d, uint32_t kb) {
         _cleanup_close_ int sysfd = -1;
         const char *bad = NULL;
 
-        if (!d->stack)
+        if (d->kind != RA_KIND_STACK || !d->stack)
                 return false;
         sysfd = ra_disk_open_sysfs(d);
         if (sysfd < 0 || ra_device_attrs_read_sysfs(&now, sysfd, &bad) < 0 ||

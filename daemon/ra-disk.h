@@ -17,16 +17,25 @@
 struct Manager;
 
 /*
- * What a managed object is: a block disk (its queue/read_ahead_kb), or a
- * backing device of a file system's own (btrfs, FUSE, NFS: see ra-bdi.h).
+ * What a managed object is: a block disk (its queue/read_ahead_kb), a block
+ * device on top of others (dm, md), decided from the disks at the bottom of
+ * its stack, or a backing device of a file system's own (btrfs, FUSE, NFS:
+ * see ra-bdi.h). A block device's kind is known only once its stack is
+ * read: a dm device has nothing beneath until its table is loaded.
  */
 typedef enum RaKind {
         RA_KIND_DISK,
         RA_KIND_BDI,
+        RA_KIND_STACK,
         _RA_KIND_MAX,
 } RaKind;
 
 const char *ra_kind_to_string(RaKind k);
+
+/* A disk or a stack: a block device, with a queue, a device node and udev events of its own. */
+static inline bool ra_kind_is_block(RaKind k) {
+        return k == RA_KIND_DISK || k == RA_KIND_STACK;
+}
 
 /*
  * One disk or bdi radaemon manages: what it is, what we want for it, and
@@ -46,7 +55,7 @@ typedef struct RaDisk {
 
         RaDeviceAttrs attrs;
         /*
-         * RA_KIND_DISK without a blk-mq queue (dm, md, zram): it issues no
+         * A block device without a blk-mq queue (dm, md, zram): it issues no
          * requests of its own, and the tracer sees its reads as bios.
          */
         bool bio_based;
@@ -73,10 +82,13 @@ typedef struct RaDisk {
         uint64_t reassert_since; /* CLOCK_MONOTONIC usec */
         int write_error;         /* errno of the last failed write; 0 after a good one */
 
+        /* RA_KIND_BDI, RA_KIND_STACK: the disks it reads from, for D-Bus (a partition stands for its disk).
+         */
+        char **beneath_names;
+
         /* RA_KIND_BDI: what it is, its prior, and the value its file system was given. */
         RaBdi bdi;
-        char **beneath_names; /* the disks it reads from, for D-Bus */
-        uint32_t *beneath_kb; /* their priors, one per bdi.beneath */
+        uint32_t *beneath_kb; /* the priors of what lies beneath, one per bdi.beneath */
         uint32_t server_kb;
         bool reread; /* udevd has finished an event of it: read its properties again at the next scan */
         /*
@@ -89,11 +101,16 @@ typedef struct RaDisk {
         bool udev_added;
         /* FUSE: when it was found (CLOCK_MONOTONIC usec), until its server's INIT answer is seen; then 0. */
         uint64_t fuse_init_pending_since;
-        /* RA_KIND_DISK: a managed bdi reads through this disk, so its block requests are a file system's. */
+        /* A disk or stack: a managed bdi reads through it, so its block requests are a file system's. */
         bool beneath_bdi;
-        /* RA_KIND_DISK on top of others (dm, md): the stack, its leaves' priors in beneath_kb. */
+        /*
+         * RA_KIND_STACK: the stack, NULL while it is not settled (stack_read
+         * -EAGAIN); its leaves' priors, one per stack->leaves (beneath_names
+         * names them).
+         */
         RaStack *stack;
-        int stack_read; /* what ra_stack_read_priors() said: ra_stack_decide() needs it */
+        uint32_t *leaf_kb;
+        int stack_read; /* of any block device: what ra_stack_read_priors() said, for ra_stack_decide() */
         char stack_text[RA_STACK_DESCRIBE_MAX]; /* "dm-1 (LUKS) on md0 (raid1) on sda2, sdb2"; "" */
 
         bool announced; /* the decision has been logged at info level */
@@ -126,6 +143,7 @@ int ra_disk_open_sysfs(const RaDisk *d);
  * so that PropertiesChanged names exactly what did.
  */
 typedef struct RaDiskSnapshot {
+        RaKind kind;
         char *node;
         char *identity;
         char *transport;

@@ -78,7 +78,7 @@ static void update_superblocks(Manager *m) {
         if (!disks)
                 return (void) log_oom();
         for (size_t i = 0; i < m->n_disks; i++)
-                if (m->disks[i]->kind == RA_KIND_DISK)
+                if (ra_kind_is_block(m->disks[i]->kind))
                         disks[n++] = m->disks[i]->devnum;
 
         r = ra_mounts_build("/proc/self/mountinfo", "/sys", disks, n, &m->sbmap);

@@ -112,6 +112,17 @@ static bool sysfs_moved(Manager *m, RaDisk *d) {
         return true;
 }
 
+static RaSettingsKind settings_kind(RaKind k) {
+        switch (k) {
+        case RA_KIND_BDI:
+                return RA_SETTINGS_BDI;
+        case RA_KIND_STACK:
+                return RA_SETTINGS_STACK;
+        default:
+                return RA_SETTINGS_DISK;
+        }
+}
+
 /* Decides for d, and writes unless the value is there already or radaemon only observes. */
 static void decide(Manager *m, RaDisk *d, const char *event) {
         RaDecision previous = d->decision;
@@ -127,15 +138,13 @@ static void decide(Manager *m, RaDisk *d, const char *event) {
                 .external = d->external,
         };
         in = (RaSettingsInput){
-                .kind = d->kind == RA_KIND_BDI ? RA_SETTINGS_BDI
-                        : d->stack_read != 0   ? RA_SETTINGS_STACK
-                                               : RA_SETTINGS_DISK,
+                .kind = settings_kind(d->kind),
                 .attrs = &d->attrs,
                 .identity = d->identity,
                 .name = d->name,
                 .stack_read = d->stack_read,
                 .stack = d->stack,
-                .leaf_kb = d->beneath_kb,
+                .leaf_kb = d->leaf_kb,
                 .bdi = &d->bdi,
                 .beneath_kb = d->beneath_kb,
                 .server_kb = d->server_kb,

@@ -100,6 +100,7 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
 
         known = d != NULL;
         if (!d) {
+                /* A disk until its stack is read (ra_disk_update()). */
                 r = ra_registry_add(m, RA_KIND_DISK, name, &d);
                 if (r < 0) {
                         log_error_errno(r, "%s: cannot track the disk: %m", name);
@@ -244,7 +245,7 @@ int ra_udev_enumerate(Manager *m, const char *event) {
         }
 
         for (size_t i = 0; i < m->n_disks; i++)
-                if (m->disks[i]->kind == RA_KIND_DISK)
+                if (ra_kind_is_block(m->disks[i]->kind))
                         m->disks[i]->seen = false;
 
         udev_list_entry_foreach (item, udev_enumerate_get_list_entry(e)) {
@@ -261,7 +262,7 @@ int ra_udev_enumerate(Manager *m, const char *event) {
         items = batch.items;
 
         for (size_t i = m->n_disks; i > 0; i--)
-                if (m->disks[i - 1]->kind == RA_KIND_DISK && !m->disks[i - 1]->seen)
+                if (ra_kind_is_block(m->disks[i - 1]->kind) && !m->disks[i - 1]->seen)
                         ra_tune_forget(m, m->disks[i - 1], LOG_INFO, "gone while no events arrived.");
 
         schedule_trim(m);
@@ -288,7 +289,7 @@ static void bdi_event(Manager *m, struct udev_device *dev, const char *action) {
 static bool manages_disk(void *userdata, const char *name) {
         RaDisk *d = ra_registry_find(userdata, name);
 
-        return d && d->kind == RA_KIND_DISK;
+        return d && ra_kind_is_block(d->kind);
 }
 
 /*

@@ -44,9 +44,10 @@ int verb_prefetch(RcContext *c, char **args);
 typedef struct RcDevice {
         char *path;
         char *name;
-        char *kind;        /* "disk" or "bdi" */
-        char *mount_point; /* a bdi's; "" for a disk */
-        char *file_system; /* a bdi's; "" for a disk */
+        char *kind;        /* "disk", "stack" or "bdi" */
+        char *mount_point; /* a bdi's; "" for a disk or stack */
+        char *file_system; /* a bdi's; "" for a disk or stack */
+        char *stack;       /* a stack's place in it; "" for a disk or bdi */
         char *node;
         char *identity;
         char *transport;

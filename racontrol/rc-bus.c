@@ -28,6 +28,7 @@ void rc_device_clear(RcDevice *d) {
         free(d->kind);
         free(d->mount_point);
         free(d->file_system);
+        free(d->stack);
         free(d->node);
         free(d->identity);
         free(d->transport);
@@ -47,6 +48,7 @@ static const struct {
         { "Kind", 's', offsetof(RcDevice, kind) },
         { "MountPoint", 's', offsetof(RcDevice, mount_point) },
         { "FileSystem", 's', offsetof(RcDevice, file_system) },
+        { "Stack", 's', offsetof(RcDevice, stack) },
         { "Node", 's', offsetof(RcDevice, node) },
         { "Identity", 's', offsetof(RcDevice, identity) },
         { "Transport", 's', offsetof(RcDevice, transport) },

@@ -50,6 +50,8 @@ void rc_json_device(const RcDevice *d) {
         rc_json_string(d->mount_point);
         json_key("file_system", false);
         rc_json_string(d->file_system);
+        json_key("stack", false);
+        rc_json_string(d->stack);
         json_key("node", false);
         rc_json_string(d->node);
         json_key("identity", false);
@@ -98,6 +100,8 @@ void rc_print_device(const RcDevice *d) {
         if (ra_streq(d->kind, "bdi"))
                 printf("Bdi:           %s of %s at %s (/sys/class/bdi/%s)\n", d->name, d->file_system ?: "",
                        d->mount_point ?: "", d->name);
+        if (ra_streq(d->kind, "stack"))
+                printf("Stack:         %s\n", d->stack ?: "");
         printf("Device:        %s (%s)\n"
                "Identity:      %s\n"
                "Size:          %s\n"

@@ -27,14 +27,15 @@ static void print_table(const RcDevice *devices, size_t n, const char *mode, con
                 char size[RA_SIZE_MAX] = "-", target[16] = "-";
                 /* A bdi by its file system's kind ("btrfs", "fuse", "nfs"), with its mount point below. */
                 bool bdi = ra_streq(d->kind, "bdi");
+                const char *kind = bdi ? d->transport ?: "bdi" : d->kind ?: "disk";
 
                 if (d->target_kb > 0)
                         (void) snprintf(target, sizeof(target), "%" PRIu32, d->target_kb);
                 if (d->size_bytes != UINT64_MAX)
                         (void) ra_format_size(d->size_bytes, size);
-                printf("%-*s %-7s %10s %3s %7" PRIu32 " %7s %-8s %s\n", width, d->name,
-                       bdi ? d->transport ?: "bdi" : "disk", size, d->rotational ? "yes" : "no",
-                       d->read_ahead_kb, target, d->source ?: "", d->reason ?: "");
+                printf("%-*s %-7s %10s %3s %7" PRIu32 " %7s %-8s %s\n", width, d->name, kind, size,
+                       d->rotational ? "yes" : "no", d->read_ahead_kb, target, d->source ?: "",
+                       d->reason ?: "");
                 if (bdi)
                         printf("%-*s   on %s\n", width, "", d->mount_point ?: "");
         }

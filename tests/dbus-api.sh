@@ -36,7 +36,7 @@ assert doc["learning_off"] == "", doc["learning_off"]
 assert isinstance(doc["version"], str) and doc["version"], doc["version"]
 devs = {d["name"]: d for d in doc["devices"]}
 assert sorted(devs) == sorted([tiny, big]), sorted(devs)
-types = {"name": str, "kind": str, "mount_point": str, "file_system": str,
+types = {"name": str, "kind": str, "mount_point": str, "file_system": str, "stack": str,
          "node": str, "identity": str, "size_bytes": int, "rotational": bool,
          "removable": bool, "transport": str, "read_ahead_kb": int, "target_kb": int, "source": str,
          "reason": str, "read_bytes_per_sec": int, "avg_read_request_bytes": int, "workload": str,
@@ -48,7 +48,7 @@ for d in doc["devices"]:
     sysfs = int(open(f"/sys/block/{d['name']}/queue/read_ahead_kb").read())
     assert d["read_ahead_kb"] == sysfs, (d["name"], d["read_ahead_kb"], sysfs)
     assert d["node"] == "/dev/" + d["name"], d["node"]
-    assert (d["kind"], d["mount_point"], d["file_system"]) == ("disk", "", ""), d
+    assert (d["kind"], d["mount_point"], d["file_system"], d["stack"]) == ("disk", "", "", ""), d
     assert d["transport"] == "loop", d["transport"]
     assert d["source"] == "prior", d["source"]
     assert d["reason"].endswith(".") and len(d["reason"]) > 20, d["reason"]

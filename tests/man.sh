@@ -81,7 +81,7 @@ ra_ok "every source (${sources[*]}) and workload (${workloads[*]})"
 # What a Device object is (Kind), which file system a bdi serves (Transport,
 # racontrol's KIND column), and the identities a bdi's pins are kept under.
 mapfile -t kinds < <(grep -oE '\[RA_KIND_[A-Z]+\] = "[a-z]+"' "$RA_SRCDIR/daemon/ra-disk.c" | sed 's/.*"\(.*\)"/\1/')
-((${#kinds[@]} == 2)) || ra_fail "expected 2 kinds in daemon/ra-disk.c, found ${kinds[*]}"
+((${#kinds[@]} == 3)) || ra_fail "expected 3 kinds in daemon/ra-disk.c, found ${kinds[*]}"
 mapfile -t bdi_kinds < <(grep -oE '\[RA_BDI_[A-Z]+\] = "[a-z]+"' "$RA_SRCDIR/common/ra-bdi.c" | sed 's/.*"\(.*\)"/\1/')
 ((${#bdi_kinds[@]} == 5)) || ra_fail "expected 5 bdi kinds in common/ra-bdi.c, found ${bdi_kinds[*]}"
 mapfile -t identities < <(grep -oE 'asprintf\(ret, "[a-z]+:' "$RA_SRCDIR/common/ra-bdi.c" | sed 's/.*"//')
