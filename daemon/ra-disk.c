@@ -362,3 +362,11 @@ bool ra_disk_restacked(RaDisk *d, uint32_t kb) {
         d->attrs.optimal_io_bytes = now.optimal_io_bytes;
         return true;
 }
+
+int ra_disk_read_knob(const RaDisk *d, uint32_t *ret_kb) {
+        _cleanup_close_ int sysfd = ra_disk_open_sysfs(d);
+
+        if (sysfd < 0)
+                return sysfd;
+        return ra_apply_read_current(sysfd, d->knob_attr, ret_kb);
+}

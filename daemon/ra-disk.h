@@ -170,3 +170,6 @@ void ra_disk_snapshot_clear(RaDiskSnapshot *s);
  * optimal I/O size it read on the way.
  */
 bool ra_disk_restacked(RaDisk *d, uint32_t kb);
+
+/* What its window's knob in sysfs holds now; *ret_kb is left alone on failure. */
+int ra_disk_read_knob(const RaDisk *d, uint32_t *ret_kb);

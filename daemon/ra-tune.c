@@ -86,15 +86,6 @@ static void write_decision(Manager *m, RaDisk *d, const char *event) {
                  ra_source_to_string(want->source), event, want->reason);
 }
 
-/* Yielding: the value to keep is what sysfs holds now, not what was tracked. */
-static void track_sysfs(RaDisk *d) {
-        _cleanup_close_ int sysfd = ra_disk_open_sysfs(d);
-        uint32_t now;
-
-        if (sysfd >= 0 && ra_apply_read_current(sysfd, d->knob_attr, &now) >= 0)
-                d->attrs.read_ahead_kb = now;
-}
-
 /*
  * Whether sysfs still holds what was last read. A value that moved (a FUSE
  * server's INIT answer, a udev rule, the kernel, somebody) goes through the
@@ -102,11 +93,9 @@ static void track_sysfs(RaDisk *d) {
  * would write over a server's answer.
  */
 static bool sysfs_moved(Manager *m, RaDisk *d) {
-        _cleanup_close_ int sysfd = ra_disk_open_sysfs(d);
         uint32_t now;
 
-        if (sysfd < 0 || ra_apply_read_current(sysfd, d->knob_attr, &now) < 0 ||
-            now == d->attrs.read_ahead_kb)
+        if (ra_disk_read_knob(d, &now) < 0 || now == d->attrs.read_ahead_kb)
                 return false;
         ra_tune_drift(m, d, now);
         return true;
@@ -130,8 +119,9 @@ static void decide(Manager *m, RaDisk *d, const char *event) {
         RaSettingsRun run;
         bool news;
 
+        /* Yielding: the value to keep is what sysfs holds now, not what was tracked. */
         if (d->external)
-                track_sysfs(d);
+                (void) ra_disk_read_knob(d, &d->attrs.read_ahead_kb);
         run = (RaSettingsRun){
                 .learned_kb = d->model.learned_kb,
                 .learned_reason = d->model.reason,
