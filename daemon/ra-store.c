@@ -243,7 +243,8 @@ void ra_store_set_original(Manager *m, const char *identity, uint32_t kb) {
         if (ra_state_ensure(m->state, identity, &e) >= 0 && (!e->has_original || e->original_kb != kb)) {
                 e->original_kb = kb;
                 e->has_original = true;
-                m->state_dirty = true;
+                /* On disk before radaemon's next write, as any original. */
+                m->state_dirty = m->original_unsaved = true;
         }
 }
 

@@ -420,6 +420,8 @@ static void tune_identity(Manager *m, const char *identity, const char *event) {
 
                 if (!ra_streq(d->identity, identity) || ra_tune_begin(d, &t) < 0)
                         continue;
+                /* A move not yet seen is seen now, or the decision would yield to it again. */
+                (void) sysfs_moved(m, d);
                 d->external = false;
                 ra_tune_commit(m, &t, event);
         }

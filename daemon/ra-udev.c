@@ -75,6 +75,7 @@ static bool update_disk(Manager *m, RaDisk *d, struct udev_device *dev, bool kno
 /* Registers, updates or drops the disk of one event; ret->disk is set when it is to be tuned. */
 static void prepare_device(Manager *m, struct udev_device *dev, const char *event, Prepared *ret) {
         const char *name = udev_device_get_sysname(dev);
+        uint32_t was;
         RaDisk *d;
         bool known;
         int r;
@@ -107,16 +108,25 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
                         return;
                 }
         }
+        /* Seen, even when it cannot be handled now: enumeration must not forget a live disk. */
+        d->seen = true;
         if (ra_tune_begin(d, &ret->tune) < 0) {
                 log_error_errno(ENOMEM, "%s: cannot handle the %s event: %m", name, event);
                 return;
         }
-        d->seen = true;
 
+        was = d->attrs.read_ahead_kb;
         if (!update_disk(m, d, dev, known)) {
                 ra_tune_abort(&ret->tune);
                 return;
         }
+        /*
+         * Re-read for a disk beneath, not for an event of its own: a value
+         * that moved on the top since the last sample (an administrator's) is
+         * left for the drift check to see, not taken as the tracked one.
+         */
+        if (known && ra_streq(event, STACK_EVENT))
+                d->attrs.read_ahead_kb = was;
 
         /*
          * The kernel re-read the device, or the configuration changed: radaemon's

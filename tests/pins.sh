@@ -79,4 +79,14 @@ diff -u "$T/state.want" "$T/state.lines" || ra_fail "unexpected state file"
 compgen -G "$T/state/.state.*" >/dev/null && ra_fail "a temporary state file was left behind"
 ra_ok "the state file holds exactly the stored pins"
 
+# A pin right after somebody's write, before radaemon has sampled it: the
+# pin is what stands (it ends yielding), not the write.
+echo 2048 >"/sys/block/$big/queue/read_ahead_kb"
+out=$("$RACONTROL" set --runtime "$big" 512) || ra_fail "racontrol set after an external write failed: $out"
+ra_wait_kb "$big" 512
+sleep 1.5
+[[ $(ra_kb "$big") == 512 && $(ra_property "$big" source) == pinned ]] ||
+	ra_fail "$big is at $(ra_kb "$big") KiB ($(ra_property "$big" source)) after a pin that followed an external write"
+ra_ok "a pin given right after somebody's write stands"
+
 ra_stop_daemon
