@@ -3,30 +3,18 @@
 
 #include "ra-settings.h"
 
-void ra_settings_for_device(const RaConfig *c, const RaState *s, const char *name, const char *identity,
-                            RaSettings *ret) {
-        ra_config_device_settings(c, name, ret);
-
-        /* Whatever else the state store keeps per device belongs here, for both users. */
-        ret->pinned_kb = s && identity ? ra_state_pin(s, identity) : 0;
-        ret->learned_kb = s && identity ? ra_state_learned(s, identity) : 0;
-}
-
-void ra_settings_for_bdi(const RaConfig *c, const RaState *s, const char *const *keys, const char *identity,
-                         RaSettings *ret) {
-        ra_config_bdi_settings(c, keys, ret);
-        ret->pinned_kb = s && identity ? ra_state_pin(s, identity) : 0;
-        ret->learned_kb = s && identity ? ra_state_learned(s, identity) : 0;
-}
-
 void ra_settings_build(const RaConfig *c, const RaState *s, const RaSettingsInput *in, RaSettings *ret) {
         const char *keys[4] = {};
 
         if (in->kind == RA_SETTINGS_BDI) {
                 ra_bdi_keys(in->bdi, keys);
-                ra_settings_for_bdi(c, s, keys, in->identity, ret);
+                ra_config_bdi_settings(c, keys, ret);
         } else
-                ra_settings_for_device(c, s, in->name, in->identity, ret);
+                ra_config_device_settings(c, in->name, ret);
+
+        /* Whatever else the state store keeps per object belongs here, for both users. */
+        ret->pinned_kb = s && in->identity ? ra_state_pin(s, in->identity) : 0;
+        ret->learned_kb = s && in->identity ? ra_state_learned(s, in->identity) : 0;
 
         /* The kind's prior is bounded as the attributes' would be: by udev's properties too. */
         if (in->kind == RA_SETTINGS_BDI) {

@@ -8,20 +8,6 @@
 #include "ra-state.h"
 #include "ra-swap.h"
 
-/*
- * Everything but the device itself that a decision depends on, gathered in one
- * place so that radaemon and its udev helper always decide alike: the bounds
- * and pin of [policy] and every [device:GLOB] section matching the kernel
- * name, and what the state store keeps for the device's identity. s and
- * identity may be NULL (no state).
- */
-void ra_settings_for_device(const RaConfig *c, const RaState *s, const char *name, const char *identity,
-                            RaSettings *ret);
-
-/* The same for a bdi, whose [bdi:GLOB] sections match any of keys (see ra_config_bdi_settings()). */
-void ra_settings_for_bdi(const RaConfig *c, const RaState *s, const char *const *keys, const char *identity,
-                         RaSettings *ret);
-
 /* What an object's prior comes from: each kind has its own. */
 typedef enum RaSettingsKind {
         RA_SETTINGS_DISK,  /* its own attributes (ra_policy_prior()) */
@@ -63,7 +49,12 @@ typedef struct RaSettingsInput {
 /*
  * The complete settings for one disk, stacked device or bdi: configuration,
  * stored state, the kind's prior, learned and external. What
- * ra_policy_decide() needs besides the attributes; the one way to build it.
+ * ra_policy_decide() needs besides the attributes; the one way to build it,
+ * so that radaemon and its udev helper always decide alike. The bounds and
+ * pin come from [policy] and every [device:GLOB] section matching the
+ * kernel name (a bdi: [bdi:GLOB] sections matching any of its keys, see
+ * ra_bdi_keys()); the pin and learned value from what the state store keeps
+ * for the identity. s and in->identity may be NULL (no state).
  */
 void ra_settings_build(const RaConfig *c, const RaState *s, const RaSettingsInput *in, RaSettings *ret);
 

@@ -34,6 +34,18 @@ static RaState *state_from(const char *text) {
         return s;
 }
 
+/* A disk's settings, by its kernel name and identity (NULL: none). */
+static void for_device(const RaConfig *c, const RaState *s, const char *name, const char *identity,
+                       RaSettings *ret) {
+        const RaDeviceAttrs a = { .name = (char *) name };
+
+        ra_settings_build(
+                c, s,
+                &(RaSettingsInput){
+                        .kind = RA_SETTINGS_DISK, .attrs = &a, .identity = identity, .name = name },
+                ret);
+}
+
 /* The configuration's bounds and pin by name, the stored pin by identity. */
 START_TEST(test_config_and_state) {
         _cleanup_(ra_config_freep) RaConfig *c = config_from("[policy]\n"
@@ -45,14 +57,14 @@ START_TEST(test_config_and_state) {
         _cleanup_(ra_state_freep) RaState *s = state_from("device serial:ABC pin=256\n");
         RaSettings st;
 
-        ra_settings_for_device(c, s, "sda", "serial:ABC", &st);
+        for_device(c, s, "sda", "serial:ABC", &st);
         ck_assert_uint_eq(st.bounds.min_kb, 8);
         ck_assert_uint_eq(st.bounds.max_kb, 1024);
         ck_assert_uint_eq(st.config_kb, 0);
         ck_assert_uint_eq(st.pinned_kb, 256);
 
         /* The pin follows the identity, not the name. */
-        ra_settings_for_device(c, s, "sdb", "serial:XYZ", &st);
+        for_device(c, s, "sdb", "serial:XYZ", &st);
         ck_assert_uint_eq(st.config_kb, 64);
         ck_assert_uint_eq(st.pinned_kb, 0);
 }
@@ -64,9 +76,9 @@ START_TEST(test_no_state) {
         _cleanup_(ra_state_freep) RaState *s = state_from("device name:sda pin=64\n");
         RaSettings st;
 
-        ra_settings_for_device(c, NULL, "sda", "name:sda", &st);
+        for_device(c, NULL, "sda", "name:sda", &st);
         ck_assert_uint_eq(st.pinned_kb, 0);
-        ra_settings_for_device(c, s, "sda", NULL, &st);
+        for_device(c, s, "sda", NULL, &st);
         ck_assert_uint_eq(st.pinned_kb, 0);
         ck_assert_uint_eq(st.bounds.min_kb, 4);
         ck_assert_uint_eq(st.bounds.max_kb, 8192);
@@ -81,12 +93,12 @@ START_TEST(test_decision_with_stored_pin) {
         RaSettings st;
         RaDecision d;
 
-        ra_settings_for_device(c, s, "loop7", "loop:/srv/disk.img", &st);
+        for_device(c, s, "loop7", "loop:/srv/disk.img", &st);
         ra_policy_decide(&a, &st, &d);
         ck_assert_uint_eq(d.kb, 512);
         ck_assert_int_eq(d.source, RA_SOURCE_PINNED);
 
-        ra_settings_for_device(c, s, "loop7", "loop:/srv/other.img", &st);
+        for_device(c, s, "loop7", "loop:/srv/other.img", &st);
         ra_policy_decide(&a, &st, &d);
         ck_assert_uint_eq(d.kb, 128);
         ck_assert_int_eq(d.source, RA_SOURCE_UDEV);
