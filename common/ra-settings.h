@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <errno.h>
+
 #include "ra-bdi.h"
 #include "ra-config.h"
 #include "ra-policy.h"
@@ -14,6 +16,16 @@ typedef enum RaSettingsKind {
         RA_SETTINGS_STACK, /* dm, md: the disks at the bottom of its stack (ra_stack_decide()) */
         RA_SETTINGS_BDI,   /* btrfs, FUSE, NFS: what lies beneath it, or its server (ra_bdi_prior()) */
 } RaSettingsKind;
+
+/*
+ * A block device's kind from what ra_stack_read_priors() said of it: a stack
+ * when one was read or is being set up (decided when it settles), its own
+ * attributes when there is none or it cannot be read. radaemon and its
+ * helper both ask this.
+ */
+static inline RaSettingsKind ra_settings_block_kind(int stack_read) {
+        return stack_read > 0 || stack_read == -EAGAIN ? RA_SETTINGS_STACK : RA_SETTINGS_DISK;
+}
 
 /*
  * What the daemon knows newer than the state store: what it learned in this

@@ -13,6 +13,7 @@
 #include "ra-disk.h"
 #include "ra-log.h"
 #include "ra-probe.h"
+#include "ra-settings.h"
 #include "ra-util.h"
 
 static const char *const kind_names[_RA_KIND_MAX] = {
@@ -122,7 +123,7 @@ static void read_stack(RaDisk *d, struct udev *udev) {
                 log_debug_errno(d->stack_read,
                                 "%s: cannot read its stack (%s), deciding from its own attributes: %m",
                                 d->name, bad ?: "?");
-        d->kind = d->stack_read > 0 || d->stack_read == -EAGAIN ? RA_KIND_STACK : RA_KIND_DISK;
+        d->kind = ra_settings_block_kind(d->stack_read) == RA_SETTINGS_STACK ? RA_KIND_STACK : RA_KIND_DISK;
         if (d->stack)
                 (void) ra_stack_describe(d->stack, d->stack_text);
 }

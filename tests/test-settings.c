@@ -169,6 +169,15 @@ START_TEST(test_build_disk) {
 }
 END_TEST
 
+/* radaemon and its helper take a block device's kind from its stack read alike. */
+START_TEST(test_block_kind) {
+        ck_assert_int_eq(ra_settings_block_kind(1), RA_SETTINGS_STACK);
+        ck_assert_int_eq(ra_settings_block_kind(-EAGAIN), RA_SETTINGS_STACK);
+        ck_assert_int_eq(ra_settings_block_kind(0), RA_SETTINGS_DISK);
+        ck_assert_int_eq(ra_settings_block_kind(-ELOOP), RA_SETTINGS_DISK);
+}
+END_TEST
+
 /* A stacked device: its leaves' prior when the stack is settled, nothing while it is not. */
 START_TEST(test_build_stack) {
         _cleanup_(ra_config_freep) RaConfig *c = config_from("[daemon]\ndevices = *\n");
@@ -333,6 +342,7 @@ int main(void) {
         tcase_add_test(tc, test_no_state);
         tcase_add_test(tc, test_decision_with_stored_pin);
         tcase_add_test(tc, test_build_disk);
+        tcase_add_test(tc, test_block_kind);
         tcase_add_test(tc, test_build_stack);
         tcase_add_test(tc, test_build_stack_pin);
         tcase_add_test(tc, test_build_bdi);

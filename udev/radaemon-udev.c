@@ -233,7 +233,7 @@ static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *re
                         a->name, bad ?: "?", strerror(-stack_read));
         ra_settings_build(config, state,
                           &(RaSettingsInput){
-                                  .kind = stack_read != 0 ? RA_SETTINGS_STACK : RA_SETTINGS_DISK,
+                                  .kind = ra_settings_block_kind(stack_read),
                                   .attrs = a,
                                   .identity = identity,
                                   .name = a->name,
