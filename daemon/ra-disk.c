@@ -343,12 +343,13 @@ int ra_disk_update_bdi(RaDisk *d, struct udev *udev, RaBdi *b) {
 }
 
 /*
- * The size and optimal I/O size are read again on the way: the resume that
- * stacked the limits again may have changed both (a dm table reload, whose
- * "change" event comes after), and a decision from the old size would be
- * written only to be undone.
+ * The size, the optimal I/O size and the stack are read again on the way:
+ * the resume that stacked the limits again may have changed them (a dm
+ * table reload, whose "change" event comes after), and a decision from the
+ * old ones would be written only to be undone. The stack's top carries the
+ * size the prior is capped by.
  */
-bool ra_disk_restacked(RaDisk *d, uint32_t kb) {
+bool ra_disk_restacked(RaDisk *d, struct udev *udev, uint32_t kb) {
         _cleanup_(ra_device_attrs_clear) RaDeviceAttrs now = {};
         _cleanup_close_ int sysfd = -1;
         const char *bad = NULL;
@@ -361,6 +362,7 @@ bool ra_disk_restacked(RaDisk *d, uint32_t kb) {
                 return false;
         d->attrs.size_bytes = now.size_bytes;
         d->attrs.optimal_io_bytes = now.optimal_io_bytes;
+        read_stack(d, udev);
         return true;
 }
 

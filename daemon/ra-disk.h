@@ -166,10 +166,10 @@ void ra_disk_snapshot_clear(RaDiskSnapshot *s);
 /*
  * Whether kb, found in a stacked device's sysfs, is the kernel's own value
  * for its limits as they are now (max(2 × optimal I/O size, 128 KiB)): dm
- * and md stacking them again, not somebody's write. Updates the size and
- * optimal I/O size it read on the way.
+ * and md stacking them again, not somebody's write. Updates the size, the
+ * optimal I/O size and the stack it read on the way.
  */
-bool ra_disk_restacked(RaDisk *d, uint32_t kb);
+bool ra_disk_restacked(RaDisk *d, struct udev *udev, uint32_t kb);
 
 /* What its window's knob in sysfs holds now; *ret_kb is left alone on failure. */
 int ra_disk_read_knob(const RaDisk *d, uint32_t *ret_kb);

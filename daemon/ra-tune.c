@@ -229,7 +229,7 @@ void ra_tune_drift(Manager *m, RaDisk *d, uint32_t kb) {
          * added to a RAID1): the kernel re-reading the device, as a disk's
          * "change" is, not somebody's choice. radaemon decides again.
          */
-        if (!d->external && kb != d->decision.kb && ra_disk_restacked(d, kb)) {
+        if (!d->external && kb != d->decision.kb && ra_disk_restacked(d, m->udev, kb)) {
                 log_info("%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
                          " KiB, the kernel's value for its limits: it stacked the devices beneath "
                          "again; deciding again.",
