@@ -192,6 +192,7 @@ int ra_device_attrs_read_properties(RaDeviceAttrs *a, RaPropertyGetter get, void
                 { "RADAEMON_READ_AHEAD_KB", &a->pin_kb },
                 { "RADAEMON_MIN_KB", &a->min_kb },
                 { "RADAEMON_MAX_KB", &a->max_kb },
+                { "RADAEMON_FLEET_KB", &a->fleet_kb },
         };
         const char *bad = NULL, *v;
         int r;

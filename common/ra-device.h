@@ -57,6 +57,7 @@ typedef struct RaDeviceAttrs {
         uint32_t pin_kb;
         uint32_t min_kb;
         uint32_t max_kb;
+        uint32_t fleet_kb; /* RADAEMON_FLEET_KB, from udev's hwdb: a model's starting value */
 
         /*
          * RADAEMON_ORIGINAL_KB, set by radaemon's own udev helper: the value

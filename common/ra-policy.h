@@ -18,6 +18,8 @@ typedef enum RaSource {
         RA_SOURCE_UDEV,     /* RADAEMON_READ_AHEAD_KB from a udev rule */
         RA_SOURCE_CONFIG,   /* read_ahead_kb in a [device:…] section */
         RA_SOURCE_EXTERNAL, /* somebody else's value, left alone */
+        RA_SOURCE_FLEET,    /* RADAEMON_FLEET_KB from udev's hwdb: what a fleet learned for the model */
+        RA_SOURCE_CALIBRATED, /* from this device's own measured command cost and bandwidth */
         _RA_SOURCE_MAX,
 } RaSource;
 
@@ -54,6 +56,14 @@ typedef struct RaSettings {
         uint32_t learned_kb;        /* from what the device did (ra-adapt); 0 when nothing learned */
         const char *learned_reason; /* one sentence, with learned_kb */
         bool external;              /* someone else set read_ahead_kb, and radaemon yields to it */
+        /*
+         * Below what was learned here, above the kind's prior: what a fleet
+         * learned for the device's model (RADAEMON_FLEET_KB from udev's hwdb,
+         * the attributes' fleet_kb), then what a calibration measured on this
+         * device (has_calibrated, calibrated).
+         */
+        bool has_calibrated;
+        RaDecision calibrated;
         /*
          * Where the object's kind has a prior of its own (a bdi's, from what
          * lies beneath it; a stacked device's, from its leaves): it, instead
