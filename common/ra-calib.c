@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ra-adapt.h"
+#include "ra-calib.h"
+#include "ra-macro.h"
+#include "ra-util.h"
+
+#define KERNEL_DEFAULT_KB 128u
+#define FLASH_MAX_KB 4096u
+#define SEQ_MAX_KB 1024u
+/* Below this a device is slow enough that every KiB read for nothing is felt (a 15 kB/s stick). */
+#define SLOW_KB_S 1024u
+
+size_t ra_calib_sizes(uint32_t max_kb, uint32_t sizes[static RA_CALIB_POINTS_MAX]) {
+        size_t n = 0;
+
+        if (max_kb == 0 || max_kb > SEQ_MAX_KB)
+                max_kb = SEQ_MAX_KB;
+        for (uint32_t kb = 4; kb <= max_kb && n < RA_CALIB_POINTS_MAX; kb *= 4)
+                sizes[n++] = kb;
+        /* A command limit between the steps is measured too: it is the largest read a window makes. */
+        if (n > 0 && sizes[n - 1] != max_kb && n < RA_CALIB_POINTS_MAX && max_kb % 4 == 0)
+                sizes[n++] = max_kb;
+        return n;
+}
+
+bool ra_calib_affordable(const RaCalibSample *s, size_t n, uint32_t kb) {
+        uint64_t bytes = 0, nsec = 0;
+        double slowest = 0; /* ns per KiB */
+
+        if (n >= RA_CALIB_SAMPLES_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                double per_kb = (double) s[i].nsec / s[i].kb;
+
+                bytes += (uint64_t) s[i].kb * 1024;
+                nsec += s[i].nsec;
+                if (per_kb > slowest)
+                        slowest = per_kb;
+        }
+        if (bytes + (uint64_t) kb * 1024 > RA_CALIB_BYTES_MAX)
+                return false;
+        if (n == 0)
+                return true;
+        return (double) nsec + slowest * kb <= (double) RA_CALIB_NSEC_MAX;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* The median time of the samples that match kb and jump (kb 0: any size); 0 when none. */
+static uint64_t median_nsec(const RaCalibSample *s, size_t n, uint32_t kb, bool jump) {
+        uint64_t t[RA_CALIB_SAMPLES_MAX];
+        size_t m = 0;
+
+        for (size_t i = 0; i < n && m < ELEMENTSOF(t); i++)
+                if (s[i].jump == jump && (kb == 0 || s[i].kb == kb))
+                        t[m++] = s[i].nsec;
+        if (m == 0)
+                return 0;
+        qsort(t, m, sizeof(t[0]), cmp_u64);
+        return m % 2 ? t[m / 2] : (t[m / 2 - 1] + t[m / 2]) / 2;
+}
+
+static uint32_t to_u32(double v) {
+        if (v <= 0)
+                return 0;
+        if (v >= (double) UINT32_MAX)
+                return UINT32_MAX;
+        return (uint32_t) (v + 0.5);
+}
+
+int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret) {
+        double sx = 0, sy = 0, sxx = 0, sxy = 0, c, per_kb;
+        uint64_t jump;
+
+        *ret = (RaCalib){ .when = when };
+
+        /* The curve: one point per size, in the order the sizes were first read. */
+        for (size_t i = 0; i < n; i++) {
+                bool known = false;
+                uint64_t t;
+
+                if (s[i].jump || s[i].kb == 0)
+                        continue;
+                for (size_t j = 0; j < ret->n_points; j++)
+                        known = known || ret->points[j].kb == s[i].kb;
+                if (known || ret->n_points == RA_CALIB_POINTS_MAX)
+                        continue;
+                t = median_nsec(s, n, s[i].kb, false);
+                ret->points[ret->n_points++] = (RaCalibPoint){
+                        .kb = s[i].kb,
+                        .kb_s = t > 0 ? to_u32((double) s[i].kb * 1e9 / (double) t) : 0,
+                };
+        }
+        if (ret->n_points == 0)
+                return -EINVAL;
+
+        if (ret->n_points == 1) {
+                ret->bandwidth_kb_s = ret->points[0].kb_s;
+        } else {
+                for (size_t j = 0; j < ret->n_points; j++) {
+                        double x = ret->points[j].kb, y = (double) median_nsec(s, n, ret->points[j].kb, false);
+
+                        sx += x;
+                        sy += y;
+                        sxx += x * x;
+                        sxy += x * y;
+                }
+                /* y = c + x * per_kb, in ns and KiB. */
+                per_kb = (ret->n_points * sxy - sx * sy) / (ret->n_points * sxx - sx * sx);
+                c = (sy - per_kb * sx) / ret->n_points;
+                if (per_kb <= 0) {
+                        /* Bigger reads no slower: the largest's rate, the best there is to say. */
+                        per_kb = (double) median_nsec(s, n, ret->points[ret->n_points - 1].kb, false) /
+                                 ret->points[ret->n_points - 1].kb;
+                        c = 0;
+                }
+                ret->bandwidth_kb_s = per_kb > 0 ? to_u32(1e9 / per_kb) : 0;
+                ret->command_us = to_u32(c / 1000);
+        }
+
+        /* A jump: a small read elsewhere, less what the same read costs in sequence. */
+        jump = median_nsec(s, n, 0, true);
+        if (jump > 0) {
+                double same = ret->command_us * 1000.0 +
+                              (ret->bandwidth_kb_s ? 4.0 * 1e9 / ret->bandwidth_kb_s : 0);
+
+                ret->jump_us = to_u32(((double) jump - same) / 1000);
+        }
+        return 0;
+}
+
+static uint32_t pow2_at_least(uint64_t kb) {
+        uint32_t w = 4;
+
+        while (w < kb && w < FLASH_MAX_KB)
+                w *= 2;
+        return w;
+}
+
+static uint32_t pow2_at_most(uint64_t kb) {
+        uint32_t w = 4;
+
+        while ((uint64_t) w * 2 <= kb && w < FLASH_MAX_KB)
+                w *= 2;
+        return w;
+}
+
+void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret) {
+        char why[RA_REASON_MAX];
+        RaDecision prior;
+        uint32_t kb, cap;
+
+        ra_policy_prior(a, bounds, &prior);
+        *ret = (RaDecision){ .source = RA_SOURCE_CALIBRATED };
+        if (a->size_bytes == 0 || c->bandwidth_kb_s == 0) {
+                *ret = prior;
+                return;
+        }
+
+        if (a->rotational && c->jump_us > 0) {
+                /* jump_us µs at bandwidth_kb_s KiB/s: the KiB read in a quarter of a jump. */
+                uint64_t quarter = (uint64_t) c->jump_us * c->bandwidth_kb_s / 4 / 1000000;
+                uint32_t most = prior.kb > KERNEL_DEFAULT_KB ? prior.kb : KERNEL_DEFAULT_KB;
+
+                kb = pow2_at_most(quarter);
+                if (kb < KERNEL_DEFAULT_KB)
+                        kb = KERNEL_DEFAULT_KB;
+                if (kb > most)
+                        kb = most;
+                (void) snprintf(why, sizeof(why),
+                                "a jump costs %" PRIu32 ".%" PRIu32 " ms, in which it reads %" PRIu64
+                                " KiB: %" PRIu32 " KiB read for nothing costs at most a quarter of one",
+                                c->jump_us / 1000, c->jump_us % 1000 / 100, quarter * 4, kb);
+        } else if (c->bandwidth_kb_s < SLOW_KB_S) {
+                /* So slow that a tenth of a second's reading is the most worth risking. */
+                kb = pow2_at_most(c->bandwidth_kb_s / 10 > 4 ? c->bandwidth_kb_s / 10 : 4);
+                (void) snprintf(why, sizeof(why),
+                                "it reads only %" PRIu32 " KiB/s, so %" PRIu32
+                                " KiB, about a tenth of a second of it, is the most worth reading for nothing",
+                                c->bandwidth_kb_s, kb);
+        } else {
+                /* One stream at W gets W / (c + W / B): 90 % of B from W = 9 c B. */
+                uint64_t need = (uint64_t) 9 * c->command_us * c->bandwidth_kb_s / 1000000;
+
+                kb = pow2_at_least(need);
+                if (kb < KERNEL_DEFAULT_KB)
+                        kb = KERNEL_DEFAULT_KB;
+                (void) snprintf(why, sizeof(why),
+                                "%" PRIu32 " us a command at %" PRIu32
+                                " MiB/s: one stream reads at 90 %% of that from %" PRIu64 " KiB a window, so %" PRIu32
+                                " KiB",
+                                c->command_us, c->bandwidth_kb_s / 1024, need, kb);
+        }
+
+        /* Measured, as learned values are: capped as they are, by a 128th of the size. */
+        cap = ra_adapt_size_cap_kb(a->size_bytes);
+        if (kb > cap) {
+                ret->kb = ra_policy_clamp_kb(cap, bounds);
+                ra_reason_format(ret->reason, "Calibrated: %s; capped at %" PRIu32 " KiB, a 128th of its size.",
+                                 why, cap);
+        } else {
+                ret->kb = ra_policy_clamp_kb(kb, bounds);
+                if (ret->kb != kb)
+                        ra_reason_format(ret->reason, "Calibrated: %s, held within %" PRIu32 " to %" PRIu32 " KiB.",
+                                         why, bounds.min_kb, bounds.max_kb);
+                else
+                        ra_reason_format(ret->reason, "Calibrated: %s.", why);
+        }
+}
+
+void ra_calib_describe(const RaCalib *c, char *buf, size_t size) {
+        size_t len;
+
+        if (size == 0)
+                return;
+        buf[0] = '\0';
+        if (c->when == 0)
+                return;
+        (void) snprintf(buf, size, "%" PRIu32 " us a command, %" PRIu32 " MiB/s;", c->command_us,
+                        c->bandwidth_kb_s / 1024);
+        for (size_t i = 0; i < c->n_points; i++) {
+                len = strlen(buf);
+                (void) snprintf(buf + len, size - len, "%s %" PRIu32 " KiB %" PRIu32 ".%" PRIu32 " MiB/s",
+                                i > 0 ? "," : "", c->points[i].kb, c->points[i].kb_s / 1024,
+                                c->points[i].kb_s % 1024 * 10 / 1024);
+        }
+        if (c->jump_us > 0) {
+                len = strlen(buf);
+                (void) snprintf(buf + len, size - len, "; a jump %" PRIu32 ".%" PRIu32 " ms", c->jump_us / 1000,
+                                c->jump_us % 1000 / 100);
+        }
+}
+
+int ra_calib_format(const RaCalib *c, char *buf, size_t size) {
+        size_t len;
+        int r;
+
+        r = snprintf(buf, size, "%" PRIu64 ":%" PRIu32 ":%" PRIu32 ":%" PRIu32 ":", c->when, c->command_us,
+                     c->bandwidth_kb_s, c->jump_us);
+        if (r < 0 || (size_t) r >= size)
+                return -ENOBUFS;
+        for (size_t i = 0; i < c->n_points; i++) {
+                len = strlen(buf);
+                r = snprintf(buf + len, size - len, "%s%" PRIu32 "/%" PRIu32, i > 0 ? "," : "", c->points[i].kb,
+                             c->points[i].kb_s);
+                if (r < 0 || (size_t) r >= size - len)
+                        return -ENOBUFS;
+        }
+        return 0;
+}
+
+static int parse_u32_until(const char **p, char end, uint32_t *ret) {
+        uint64_t v = 0;
+        const char *q = *p;
+
+        if (*q < '0' || *q > '9')
+                return -EINVAL;
+        for (; *q >= '0' && *q <= '9'; q++) {
+                v = v * 10 + (uint64_t) (*q - '0');
+                if (v > UINT32_MAX)
+                        return -EINVAL;
+        }
+        if (*q != end)
+                return -EINVAL;
+        *ret = (uint32_t) v;
+        *p = *q ? q + 1 : q;
+        return 0;
+}
+
+int ra_calib_parse(const char *s, RaCalib *ret) {
+        RaCalib c = {};
+        uint32_t hi, lo;
+        const char *p = s;
+        char *end;
+
+        if (*s < '0' || *s > '9')
+                return -EINVAL;
+        errno = 0;
+        c.when = strtoull(s, &end, 10);
+        if (errno != 0 || *end != ':' || c.when == 0)
+                return -EINVAL;
+        p = end + 1;
+        if (parse_u32_until(&p, ':', &c.command_us) < 0 || parse_u32_until(&p, ':', &c.bandwidth_kb_s) < 0 ||
+            parse_u32_until(&p, ':', &c.jump_us) < 0)
+                return -EINVAL;
+        while (*p) {
+                if (c.n_points == RA_CALIB_POINTS_MAX || parse_u32_until(&p, '/', &hi) < 0)
+                        return -EINVAL;
+                if (parse_u32_until(&p, ',', &lo) < 0 && parse_u32_until(&p, '\0', &lo) < 0)
+                        return -EINVAL;
+                if (hi == 0 || !ra_kb_is_valid(hi))
+                        return -EINVAL;
+                c.points[c.n_points++] = (RaCalibPoint){ .kb = hi, .kb_s = lo };
+                if (p > s && p[-1] == ',' && *p == '\0')
+                        return -EINVAL;
+        }
+        *ret = c;
+        return 0;
+}

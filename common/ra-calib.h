@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ra-device.h"
+#include "ra-policy.h"
+
+/*
+ * A calibration: what one device costs to read, measured once per identity
+ * before its first job, and the window that follows from it. Pure: the
+ * daemon does the reads (daemon/ra-calibrate.c) and hands the timings here.
+ *
+ * A read of S bytes costs a command plus the transfer, t = c + S / B. One
+ * stream reading ahead W at a time gets W / (c + W / B), a share of B that
+ * grows with W; a device behind a heavy controller (c large beside what B
+ * moves in that time) needs a large window for its bandwidth, a fast one
+ * does not. A rotational disk reads one stream as fast at any window (its
+ * cache reads ahead), but pays a jump (seek and turn) for every read
+ * elsewhere, which a window read for nothing adds to.
+ */
+
+/* What the reads may cost at most: bytes, and the device's time. */
+#define RA_CALIB_BYTES_MAX (64ULL * 1024 * 1024)
+#define RA_CALIB_NSEC_MAX 1000000000ULL
+
+#define RA_CALIB_SAMPLES_MAX 32
+#define RA_CALIB_POINTS_MAX 8
+
+/* One direct read: its size, how long it took, and whether it jumped away from the last. */
+typedef struct RaCalibSample {
+        uint32_t kb;
+        uint64_t nsec;
+        bool jump;
+} RaCalibSample;
+
+/* The measured curve: the throughput of one direct read of kb, the median of its repeats. */
+typedef struct RaCalibPoint {
+        uint32_t kb;
+        uint32_t kb_s;
+} RaCalibPoint;
+
+typedef struct RaCalib {
+        uint64_t when;           /* seconds since the epoch; 0: never calibrated */
+        uint32_t command_us;     /* the fitted cost of one command */
+        uint32_t bandwidth_kb_s; /* the fitted transfer rate, KiB/s; 0: not measured */
+        uint32_t jump_us;        /* a rotational disk's cost of a jump; 0: not measured */
+        size_t n_points;
+        RaCalibPoint points[RA_CALIB_POINTS_MAX];
+} RaCalib;
+
+/*
+ * The sizes of the sequential reads, smallest first: 4 KiB to max_kb in
+ * steps of 4x (4, 16, 64, 256, 1024), never more than a command carries
+ * (max_kb, the queue's max_sectors_kb), nor above 1 MiB. Returns how many
+ * were put in sizes (at most RA_CALIB_POINTS_MAX).
+ */
+size_t ra_calib_sizes(uint32_t max_kb, uint32_t sizes[static RA_CALIB_POINTS_MAX]);
+
+/*
+ * Whether a read of kb may still be made, from what the samples so far cost:
+ * its time predicted at the slowest rate seen yet (no sample: the first, a
+ * smallest read, always may), within the bounds above.
+ */
+bool ra_calib_affordable(const RaCalibSample *s, size_t n, uint32_t kb);
+
+/*
+ * Fits the samples: the curve, the command cost and bandwidth from the
+ * sequential reads (least squares on t = c + S / B; with one size only, the
+ * bandwidth at that size and no command cost), a rotational disk's jump
+ * from the reads that jumped. -EINVAL when no read was sequential.
+ */
+int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret);
+
+/*
+ * The window a calibration says, as a decision with its reason (source
+ * RA_SOURCE_CALIBRATED). Flash: the smallest power of two at which one
+ * stream gets 90 % of the bandwidth (W >= 9 c B), at most 4 MiB. A
+ * rotational disk: the largest power of two whose transfer costs no more
+ * than a quarter of a jump (W <= jump B / 4), at least the kernel's 128 KiB
+ * and at most its prior from size (a calibration never raises a disk's).
+ * Then, as a learned value, capped at a 128th of the device's size, and
+ * held in bounds.
+ */
+void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret);
+
+/* "250 us a command, 263 MiB/s; 4 KiB 40 MiB/s, ..., 1024 KiB 252 MiB/s; a jump 12.7 ms", at most size bytes. */
+void ra_calib_describe(const RaCalib *c, char *buf, size_t size);
+
+/*
+ * The state file's form of a calibration, one word with no blanks:
+ * "WHEN:COMMAND_US:KB_S:JUMP_US:KB/KB_S,KB/KB_S,...". Parse returns
+ * -EINVAL on anything format would not have written.
+ */
+int ra_calib_format(const RaCalib *c, char *buf, size_t size);
+int ra_calib_parse(const char *s, RaCalib *ret);
