@@ -94,5 +94,6 @@ void ra_calib_describe(const RaCalib *c, char *buf, size_t size);
  * "WHEN:COMMAND_US:KB_S:JUMP_US:KB/KB_S,KB/KB_S,...". Parse returns
  * -EINVAL on anything format would not have written.
  */
+#define RA_CALIB_TEXT_MAX (4 * 21 + RA_CALIB_POINTS_MAX * 22)
 int ra_calib_format(const RaCalib *c, char *buf, size_t size);
 int ra_calib_parse(const char *s, RaCalib *ret);

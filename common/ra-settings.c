@@ -26,6 +26,13 @@ void ra_settings_build(const RaConfig *c, const RaState *s, const RaSettingsInpu
                 ret->has_prior = ra_stack_decide(in->stack_read, in->stack, in->leaf_kb,
                                                  ra_policy_bounds(in->attrs, ret), &ret->prior);
 
+        /* A disk measured once: what its calibration says, below learned and a fleet's value. */
+        if (in->kind == RA_SETTINGS_DISK && s && in->identity && ra_state_calib(s, in->identity)) {
+                ret->has_calibrated = true;
+                ra_calib_prior(ra_state_calib(s, in->identity), in->attrs, ra_policy_bounds(in->attrs, ret),
+                               &ret->calibrated);
+        }
+
         /* What this run has learned, and whether it yields, are newer than the store. */
         if (in->run) {
                 ret->learned_kb = in->run->learned_kb;

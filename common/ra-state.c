@@ -89,6 +89,12 @@ uint32_t ra_state_learned(const RaState *s, const char *identity) {
         return e ? e->learned_kb : 0;
 }
 
+const RaCalib *ra_state_calib(const RaState *s, const char *identity) {
+        const RaStateEntry *e = ra_state_find(s, identity);
+
+        return e && e->calib.when > 0 ? &e->calib : NULL;
+}
+
 int ra_state_remember_original(RaState *s, const char *identity, uint32_t kb) {
         RaStateEntry *e;
         int r;
@@ -275,6 +281,7 @@ static int parse_line(RaState *s, char *line, const char **ret_error) {
         const char *blanks = " \t";
         uint32_t pin_kb = 0, learned_kb = 0, original_kb = 0;
         bool has_original = false;
+        RaCalib calib = {};
         RaStateEntry *e;
         char *word, *save = NULL;
         int r;
@@ -315,6 +322,11 @@ static int parse_line(RaState *s, char *line, const char **ret_error) {
                                 *ret_error = "learned= is not a valid size in KiB";
                                 return -EINVAL;
                         }
+                } else if (strncmp(word, "calibrated=", 11) == 0) {
+                        if (ra_calib_parse(word + 11, &calib) < 0) {
+                                *ret_error = "calibrated= is not WHEN:COMMAND_US:KB_S:JUMP_US:CURVE";
+                                return -EINVAL;
+                        }
                 } else {
                         *ret_error = "unknown key";
                         return -EINVAL;
@@ -333,6 +345,7 @@ static int parse_line(RaState *s, char *line, const char **ret_error) {
         e->learned_kb = learned_kb;
         e->original_kb = original_kb;
         e->has_original = has_original;
+        e->calib = calib;
         return 0;
 }
 
@@ -450,7 +463,7 @@ int ra_state_format(const RaState *s, char **ret) {
         for (size_t i = 0; r == 0 && i < s->n_entries; i++) {
                 const RaStateEntry *e = &s->entries[i];
 
-                if (e->pin_kb == 0 && e->learned_kb == 0 && !e->has_original)
+                if (e->pin_kb == 0 && e->learned_kb == 0 && !e->has_original && e->calib.when == 0)
                         continue;
                 if (fputs("device ", f) == EOF)
                         r = -EIO;
@@ -462,6 +475,13 @@ int ra_state_format(const RaState *s, char **ret) {
                         r = -EIO;
                 if (r == 0 && e->learned_kb > 0 && fprintf(f, " learned=%" PRIu32, e->learned_kb) < 0)
                         r = -EIO;
+                if (r == 0 && e->calib.when > 0) {
+                        char calib[RA_CALIB_TEXT_MAX];
+
+                        r = ra_calib_format(&e->calib, calib, sizeof(calib));
+                        if (r == 0 && fprintf(f, " calibrated=%s", calib) < 0)
+                                r = -EIO;
+                }
                 if (r == 0 && fputc('\n', f) == EOF)
                         r = -EIO;
         }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "ra-calib.h"
 #include "ra-macro.h"
 
 /*
@@ -15,6 +16,11 @@
  * device a line:
  *
  *     device loop:/srv/disk\x20one.img original=2560 pin=1024 learned=2048
+ *     device wwn:0x5000c500a1b2c3d4 calibrated=1764150000:250:263671:0:4/15723,16/45120
+ *
+ * (calibrated=: when, the command cost in µs, the bandwidth in KiB/s, a
+ * disk's jump in µs, then the measured curve, KiB/KiB per second: see
+ * ra_calib_format())
  *
  * and vm.page-cluster, which is one value for the whole system, on a line of
  * its own (learned per class of swap device; 0 is a value, not "none"):
@@ -34,6 +40,7 @@ typedef struct RaStateEntry {
         uint32_t learned_kb;     /* what the adaptive policy learned; 0: nothing */
         uint32_t original_kb;    /* read_ahead_kb before radaemon first wrote it... */
         bool has_original;       /* ...when known (0 is a value someone may have set) */
+        RaCalib calib;           /* what a calibration measured; calib.when 0: never calibrated */
 } RaStateEntry;
 
 /* vm.page-cluster; -1 for "none" in the ints. */
@@ -90,6 +97,9 @@ uint32_t ra_state_pin(const RaState *s, const char *identity);
 
 /* What was learned for identity; 0 for nothing. */
 uint32_t ra_state_learned(const RaState *s, const char *identity);
+
+/* What a calibration measured of identity; NULL when it never was. */
+const RaCalib *ra_state_calib(const RaState *s, const char *identity);
 
 /*
  * Records kb as identity's original value unless one is known. Returns 1

@@ -308,6 +308,57 @@ START_TEST(test_build_btrfs_mounting) {
 }
 END_TEST
 
+/*
+ * A disk's calibration: above its prior, below a fleet's value and what was
+ * learned; the udev helper, which builds the same settings, decides alike.
+ * A stacked device is decided from its leaves, never from a calibration.
+ */
+START_TEST(test_build_calibrated) {
+        _cleanup_(ra_config_freep) RaConfig *c = config_from("");
+        _cleanup_(ra_state_freep) RaState *s =
+                state_from("device wwn:0x5 calibrated=1764150000:250:263671:0:4/15723,1024/240000\n"
+                           "device wwn:0x6 learned=256 calibrated=1764150000:250:263671:0:4/15723\n");
+        RaDeviceAttrs a = { .name = (char *) "sdb", .size_bytes = UINT64_C(22000000000), .read_ahead_kb = 128 };
+        RaSettingsInput in = { .kind = RA_SETTINGS_DISK, .attrs = &a, .identity = "wwn:0x5" };
+        RaSettings st;
+        RaDecision d;
+
+        ra_settings_build(c, s, &in, &st);
+        ck_assert(st.has_calibrated);
+        ra_policy_decide(&a, &st, &d);
+        ck_assert_uint_eq(d.kb, 1024);
+        ck_assert_int_eq(d.source, RA_SOURCE_CALIBRATED);
+        ck_assert_msg(strncmp(d.reason, "Calibrated: 250 us a command", 28) == 0, "%s", d.reason);
+
+        /* A fleet's value for the model comes first: it saw the work, the calibration only the device. */
+        a.fleet_kb = 512;
+        ra_policy_decide(&a, &st, &d);
+        ck_assert_uint_eq(d.kb, 512);
+        ck_assert_int_eq(d.source, RA_SOURCE_FLEET);
+        a.fleet_kb = 0;
+
+        /* What this device learned comes before both. */
+        in.identity = "wwn:0x6";
+        ra_settings_build(c, s, &in, &st);
+        ra_policy_decide(&a, &st, &d);
+        ck_assert_uint_eq(d.kb, 256);
+        ck_assert_int_eq(d.source, RA_SOURCE_LEARNED);
+
+        /* Nothing stored: the prior. */
+        in.identity = "wwn:0x7";
+        ra_settings_build(c, s, &in, &st);
+        ck_assert(!st.has_calibrated);
+        ra_policy_decide(&a, &st, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_PRIOR);
+
+        /* A stack under the same identity: its leaves decide. */
+        in.identity = "wwn:0x5";
+        in.kind = RA_SETTINGS_STACK;
+        ra_settings_build(c, s, &in, &st);
+        ck_assert(!st.has_calibrated);
+}
+END_TEST
+
 /* Swap: [swap], the pin in force, and what this run knows. */
 START_TEST(test_build_swap) {
         _cleanup_(ra_config_freep) RaConfig *c = config_from("[swap]\npage_cluster = 4\n");
@@ -347,6 +398,7 @@ int main(void) {
         tcase_add_test(tc, test_build_stack_pin);
         tcase_add_test(tc, test_build_bdi);
         tcase_add_test(tc, test_build_btrfs_mounting);
+        tcase_add_test(tc, test_build_calibrated);
         tcase_add_test(tc, test_build_swap);
         suite_add_tcase(s, tc);
 

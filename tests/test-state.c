@@ -150,6 +150,37 @@ START_TEST(test_bad_lines) {
 }
 END_TEST
 
+/* A calibration is kept with its curve, alone or beside the rest; a bad one is refused with its line. */
+START_TEST(test_calibrated) {
+        _cleanup_(ra_state_freep) RaState *s = NULL, *back = NULL;
+        _cleanup_(ra_strv_freep) char **errors = NULL;
+        _cleanup_free_ char *text = NULL;
+        const char *line = "device wwn:0x5 calibrated=1764150000:250:263671:0:4/15723,16/45120,1024/240000\n";
+        const RaCalib *c;
+
+        s = parse(line, 0, &errors);
+        c = ra_state_calib(s, "wwn:0x5");
+        ck_assert_ptr_nonnull(c);
+        ck_assert_uint_eq(c->when, 1764150000);
+        ck_assert_uint_eq(c->command_us, 250);
+        ck_assert_uint_eq(c->n_points, 3);
+        ck_assert_uint_eq(c->points[2].kb_s, 240000);
+        ck_assert_ptr_null(ra_state_calib(s, "wwn:0x6"));
+
+        ck_assert_int_eq(ra_state_format(s, &text), 0);
+        ck_assert_msg(strstr(text, line), "%s", text);
+        back = parse(text, 0, &errors);
+        ck_assert_mem_eq(ra_state_calib(back, "wwn:0x5"), c, sizeof(*c));
+
+        ra_state_free(TAKE_PTR(s));
+        s = parse("device name:a calibrated=1:2\ndevice name:b learned=64 calibrated=1:250:1000:0:\n", -EINVAL,
+                  &errors);
+        ck_assert_str_eq(errors[0], "line 1: calibrated= is not WHEN:COMMAND_US:KB_S:JUMP_US:CURVE");
+        ck_assert_uint_eq(ra_state_learned(s, "name:b"), 64);
+        ck_assert_uint_eq(ra_state_calib(s, "name:b")->bandwidth_kb_s, 1000);
+}
+END_TEST
+
 START_TEST(test_bad_learned) {
         _cleanup_(ra_state_freep) RaState *s = NULL;
         _cleanup_(ra_strv_freep) char **errors = NULL;
@@ -288,6 +319,7 @@ int main(void) {
         tcase_add_test(tc, test_runtime_pin_wins);
         tcase_add_test(tc, test_bad_lines);
         tcase_add_test(tc, test_bad_learned);
+        tcase_add_test(tc, test_calibrated);
         tcase_add_test(tc, test_nul_and_no_newline);
         tcase_add_test(tc, test_save_load);
         tcase_add_test(tc, test_save_fails_cleanly);
