@@ -33,7 +33,7 @@ size_t ra_calib_sizes(uint32_t max_kb, uint32_t sizes[static RA_CALIB_POINTS_MAX
 
 bool ra_calib_affordable(const RaCalibSample *s, size_t n, uint32_t kb) {
         uint64_t bytes = 0, nsec = 0;
-        double slowest = 0; /* ns per KiB */
+        double fastest = 0; /* ns per KiB */
 
         if (n >= RA_CALIB_SAMPLES_MAX)
                 return false;
@@ -42,14 +42,16 @@ bool ra_calib_affordable(const RaCalibSample *s, size_t n, uint32_t kb) {
 
                 bytes += (uint64_t) s[i].kb * 1024;
                 nsec += s[i].nsec;
-                if (per_kb > slowest)
-                        slowest = per_kb;
+                /* The sizes grow: the latest reads are the largest, whose rate a larger one comes nearest.
+                 */
+                if (!s[i].jump && (fastest == 0 || per_kb < fastest))
+                        fastest = per_kb;
         }
-        if (bytes + (uint64_t) kb * 1024 > RA_CALIB_BYTES_MAX)
+        if (bytes + (uint64_t) kb * 1024 > RA_CALIB_BYTES_MAX || nsec >= RA_CALIB_NSEC_MAX)
                 return false;
-        if (n == 0)
+        if (n == 0 || fastest == 0)
                 return true;
-        return (double) nsec + slowest * kb <= (double) RA_CALIB_NSEC_MAX;
+        return (double) nsec + fastest * kb <= (double) RA_CALIB_NSEC_MAX;
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -110,7 +112,8 @@ int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret) 
                 ret->bandwidth_kb_s = ret->points[0].kb_s;
         } else {
                 for (size_t j = 0; j < ret->n_points; j++) {
-                        double x = ret->points[j].kb, y = (double) median_nsec(s, n, ret->points[j].kb, false);
+                        double x = ret->points[j].kb,
+                               y = (double) median_nsec(s, n, ret->points[j].kb, false);
 
                         sx += x;
                         sy += y;
@@ -186,21 +189,25 @@ void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, R
         } else if (c->bandwidth_kb_s < SLOW_KB_S) {
                 /* So slow that a tenth of a second's reading is the most worth risking. */
                 kb = pow2_at_most(c->bandwidth_kb_s / 10 > 4 ? c->bandwidth_kb_s / 10 : 4);
-                (void) snprintf(why, sizeof(why),
-                                "it reads only %" PRIu32 " KiB/s, so %" PRIu32
-                                " KiB, about a tenth of a second of it, is the most worth reading for nothing",
-                                c->bandwidth_kb_s, kb);
+                (void) snprintf(
+                        why, sizeof(why),
+                        "it reads only %" PRIu32 " KiB/s, so %" PRIu32
+                        " KiB, about a tenth of a second of it, is the most worth reading for nothing",
+                        c->bandwidth_kb_s, kb);
         } else {
-                /* One stream at W gets W / (c + W / B): 90 % of B from W = 9 c B. */
-                uint64_t need = (uint64_t) 9 * c->command_us * c->bandwidth_kb_s / 1000000;
+                /*
+                 * One stream at W gets W / (c + W / B): 95 % of B from W = 19 c B;
+                 * each doubling beyond gains less than 5 %.
+                 */
+                uint64_t need = (uint64_t) 19 * c->command_us * c->bandwidth_kb_s / 1000000;
 
                 kb = pow2_at_least(need);
                 if (kb < KERNEL_DEFAULT_KB)
                         kb = KERNEL_DEFAULT_KB;
                 (void) snprintf(why, sizeof(why),
                                 "%" PRIu32 " us a command at %" PRIu32
-                                " MiB/s: one stream reads at 90 %% of that from %" PRIu64 " KiB a window, so %" PRIu32
-                                " KiB",
+                                " MiB/s: one stream reads at 95 %% of that from %" PRIu64
+                                " KiB a window, so %" PRIu32 " KiB",
                                 c->command_us, c->bandwidth_kb_s / 1024, need, kb);
         }
 
@@ -208,19 +215,31 @@ void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, R
         cap = ra_adapt_size_cap_kb(a->size_bytes);
         if (kb > cap) {
                 ret->kb = ra_policy_clamp_kb(cap, bounds);
-                ra_reason_format(ret->reason, "Calibrated: %s; capped at %" PRIu32 " KiB, a 128th of its size.",
-                                 why, cap);
+                ra_reason_format(ret->reason,
+                                 "Calibrated: %s; capped at %" PRIu32 " KiB, a 128th of its size.", why,
+                                 cap);
         } else {
                 ret->kb = ra_policy_clamp_kb(kb, bounds);
                 if (ret->kb != kb)
-                        ra_reason_format(ret->reason, "Calibrated: %s, held within %" PRIu32 " to %" PRIu32 " KiB.",
-                                         why, bounds.min_kb, bounds.max_kb);
+                        ra_reason_format(ret->reason,
+                                         "Calibrated: %s, held within %" PRIu32 " to %" PRIu32 " KiB.", why,
+                                         bounds.min_kb, bounds.max_kb);
                 else
                         ra_reason_format(ret->reason, "Calibrated: %s.", why);
         }
 }
 
+/* KiB/s as people read it: "15 KiB/s", "231.4 MiB/s". */
+static void format_rate(uint32_t kb_s, char *buf, size_t size) {
+        if (kb_s < 1024)
+                (void) snprintf(buf, size, "%" PRIu32 " KiB/s", kb_s);
+        else
+                (void) snprintf(buf, size, "%" PRIu32 ".%" PRIu32 " MiB/s", kb_s / 1024,
+                                kb_s % 1024 * 10 / 1024);
+}
+
 void ra_calib_describe(const RaCalib *c, char *buf, size_t size) {
+        char rate[32];
         size_t len;
 
         if (size == 0)
@@ -228,18 +247,22 @@ void ra_calib_describe(const RaCalib *c, char *buf, size_t size) {
         buf[0] = '\0';
         if (c->when == 0)
                 return;
-        (void) snprintf(buf, size, "%" PRIu32 " us a command, %" PRIu32 " MiB/s;", c->command_us,
-                        c->bandwidth_kb_s / 1024);
+        format_rate(c->bandwidth_kb_s, rate, sizeof(rate));
+        /* One size only: no command cost could be told from the transfer. */
+        if (c->n_points > 1)
+                (void) snprintf(buf, size, "%" PRIu32 " us a command, %s;", c->command_us, rate);
+        else
+                (void) snprintf(buf, size, "%s;", rate);
         for (size_t i = 0; i < c->n_points; i++) {
+                format_rate(c->points[i].kb_s, rate, sizeof(rate));
                 len = strlen(buf);
-                (void) snprintf(buf + len, size - len, "%s %" PRIu32 " KiB %" PRIu32 ".%" PRIu32 " MiB/s",
-                                i > 0 ? "," : "", c->points[i].kb, c->points[i].kb_s / 1024,
-                                c->points[i].kb_s % 1024 * 10 / 1024);
+                (void) snprintf(buf + len, size - len, "%s %" PRIu32 " KiB %s", i > 0 ? "," : "",
+                                c->points[i].kb, rate);
         }
         if (c->jump_us > 0) {
                 len = strlen(buf);
-                (void) snprintf(buf + len, size - len, "; a jump %" PRIu32 ".%" PRIu32 " ms", c->jump_us / 1000,
-                                c->jump_us % 1000 / 100);
+                (void) snprintf(buf + len, size - len, "; a jump %" PRIu32 ".%" PRIu32 " ms",
+                                c->jump_us / 1000, c->jump_us % 1000 / 100);
         }
 }
 
@@ -253,8 +276,8 @@ int ra_calib_format(const RaCalib *c, char *buf, size_t size) {
                 return -ENOBUFS;
         for (size_t i = 0; i < c->n_points; i++) {
                 len = strlen(buf);
-                r = snprintf(buf + len, size - len, "%s%" PRIu32 "/%" PRIu32, i > 0 ? "," : "", c->points[i].kb,
-                             c->points[i].kb_s);
+                r = snprintf(buf + len, size - len, "%s%" PRIu32 "/%" PRIu32, i > 0 ? "," : "",
+                             c->points[i].kb, c->points[i].kb_s);
                 if (r < 0 || (size_t) r >= size - len)
                         return -ENOBUFS;
         }

@@ -61,8 +61,8 @@ size_t ra_calib_sizes(uint32_t max_kb, uint32_t sizes[static RA_CALIB_POINTS_MAX
 
 /*
  * Whether a read of kb may still be made, from what the samples so far cost:
- * its time predicted at the slowest rate seen yet (no sample: the first, a
- * smallest read, always may), within the bounds above.
+ * its time predicted at the best rate a sequential read had yet (no sample:
+ * the first, a smallest read, always may), within the bounds above.
  */
 bool ra_calib_affordable(const RaCalibSample *s, size_t n, uint32_t kb);
 
@@ -77,7 +77,7 @@ int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret);
 /*
  * The window a calibration says, as a decision with its reason (source
  * RA_SOURCE_CALIBRATED). Flash: the smallest power of two at which one
- * stream gets 90 % of the bandwidth (W >= 9 c B), at most 4 MiB. A
+ * stream gets 95 % of the bandwidth (W >= 19 c B), at most 4 MiB. A
  * rotational disk: the largest power of two whose transfer costs no more
  * than a quarter of a jump (W <= jump B / 4), at least the kernel's 128 KiB
  * and at most its prior from size (a calibration never raises a disk's).
@@ -86,7 +86,11 @@ int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret);
  */
 void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret);
 
-/* "250 us a command, 263 MiB/s; 4 KiB 40 MiB/s, ..., 1024 KiB 252 MiB/s; a jump 12.7 ms", at most size bytes. */
+/*
+ * "250 us a command, 257.4 MiB/s; 4 KiB 14.0 MiB/s, ..., 1024 KiB 219.3
+ * MiB/s; a jump 12.7 ms" ("14 KiB/s; 4 KiB 14 KiB/s" for one size), at most
+ * size bytes.
+ */
 void ra_calib_describe(const RaCalib *c, char *buf, size_t size);
 
 /*

@@ -50,6 +50,7 @@ int ra_config_new(RaConfig **ret) {
         c->mode = RA_MODE_AUTO;
         c->interval_ms = 1000;
         c->bounds = (RaBounds){ .min_kb = 4, .max_kb = 8192 };
+        c->calibrate = true;
         c->swap_manage = true;
         c->swap_page_cluster = -1;
 
@@ -340,6 +341,9 @@ static void parse_policy_key(Parser *p, const char *name, const char *value) {
                         p->config->external = RA_EXTERNAL_REASSERT;
                 else
                         add_error(p, "external_changes must be 'yield' or 'reassert', not '%s'", value);
+        } else if (strcmp(name, "calibrate") == 0) {
+                if (ra_parse_boolean(value, &p->config->calibrate) < 0)
+                        add_error(p, "calibrate must be a boolean (yes or no), not '%s'", value);
         } else
                 add_error(p, "unknown key '%s' in [policy]", name);
 }

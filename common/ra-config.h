@@ -46,6 +46,7 @@ typedef struct RaConfig {
         bool restore_on_exit; /* put every device back to its original value at exit */
         RaBounds bounds;
         RaExternal external;
+        bool calibrate; /* measure each new disk once, for its first window */
 
         RaDeviceSection *sections;
         size_t n_sections;

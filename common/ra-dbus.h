@@ -15,4 +15,5 @@
 #define RA_BUS_SWAP_INTERFACE "org.radaemon.ReadAhead1.Swap"
 #define RA_BUS_ERROR_NO_SUCH_DEVICE "org.radaemon.ReadAhead1.Error.NoSuchDevice"
 #define RA_BUS_ERROR_INVALID_VALUE "org.radaemon.ReadAhead1.Error.InvalidValue"
+#define RA_BUS_ERROR_BUSY "org.radaemon.ReadAhead1.Error.Busy"
 #define RA_POLKIT_ACTION "org.radaemon.ReadAhead1.manage"

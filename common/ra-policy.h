@@ -12,13 +12,13 @@
  */
 
 typedef enum RaSource {
-        RA_SOURCE_PRIOR,    /* from the device's attributes */
-        RA_SOURCE_LEARNED,  /* from observed throughput and access pattern */
-        RA_SOURCE_PINNED,   /* set over D-Bus */
-        RA_SOURCE_UDEV,     /* RADAEMON_READ_AHEAD_KB from a udev rule */
-        RA_SOURCE_CONFIG,   /* read_ahead_kb in a [device:…] section */
-        RA_SOURCE_EXTERNAL, /* somebody else's value, left alone */
-        RA_SOURCE_FLEET,    /* RADAEMON_FLEET_KB from udev's hwdb: what a fleet learned for the model */
+        RA_SOURCE_PRIOR,      /* from the device's attributes */
+        RA_SOURCE_LEARNED,    /* from observed throughput and access pattern */
+        RA_SOURCE_PINNED,     /* set over D-Bus */
+        RA_SOURCE_UDEV,       /* RADAEMON_READ_AHEAD_KB from a udev rule */
+        RA_SOURCE_CONFIG,     /* read_ahead_kb in a [device:…] section */
+        RA_SOURCE_EXTERNAL,   /* somebody else's value, left alone */
+        RA_SOURCE_FLEET,      /* RADAEMON_FLEET_KB from udev's hwdb: what a fleet learned for the model */
         RA_SOURCE_CALIBRATED, /* from this device's own measured command cost and bandwidth */
         _RA_SOURCE_MAX,
 } RaSource;

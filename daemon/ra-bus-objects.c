@@ -8,6 +8,7 @@
 
 #include "ra-bus-objects.h"
 #include "ra-bus.h"
+#include "ra-calibrate.h"
 #include "ra-context.h"
 #include "ra-log.h"
 #include "ra-registry.h"
@@ -75,6 +76,31 @@ static int method_device_clear_pin(sd_bus_message *msg, void *userdata, sd_bus_e
         return ra_bus_device_clear_pin(userdata, msg, error);
 }
 
+/* Measures the disk again; the reply comes when the reads are done (ra-calibrate.c). */
+static int method_device_calibrate(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        RaDisk *d = userdata;
+        uid_t uid;
+        int r;
+
+        r = ra_bus_check_authorized(msg, &uid, error);
+        if (r < 0)
+                return r;
+        r = ra_calibrate_request(d->manager, d, msg);
+        if (r == -EBUSY)
+                return sd_bus_error_setf(error, RA_BUS_ERROR_BUSY,
+                                         "%s: another disk is being calibrated; try again in a second.",
+                                         d->name);
+        if (r == -EOPNOTSUPP)
+                return sd_bus_error_setf(
+                        error, RA_BUS_ERROR_INVALID_VALUE,
+                        "%s: only a whole disk with a medium can be calibrated, not a %s%s.", d->name,
+                        ra_kind_to_string(d->kind), d->attrs.size_bytes == 0 ? " without a medium" : "");
+        if (r < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "%s: cannot start a calibration: %s",
+                                         d->name, strerror(-r));
+        return 1; /* answered by ra-calibrate.c */
+}
+
 /* sd-bus reads an int for "b"; our flags are bool. */
 static int property_get_bool(sd_bus *bus, const char *path, const char *interface, const char *property,
                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
@@ -91,6 +117,27 @@ static int property_get_char_array(sd_bus *bus, const char *path, const char *in
 static int property_get_source(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         return sd_bus_message_append(reply, "s", ra_source_to_string(*(RaSource *) userdata));
+}
+
+/* "" when it was never calibrated. */
+static int property_get_calibration(sd_bus *bus, const char *path, const char *interface,
+                                    const char *property, sd_bus_message *reply, void *userdata,
+                                    sd_bus_error *error) {
+        char text[512];
+
+        ra_calib_describe(userdata, text, sizeof(text));
+        return sd_bus_message_append(reply, "s", text);
+}
+
+static int property_get_calibrated_usec(sd_bus *bus, const char *path, const char *interface,
+                                        const char *property, sd_bus_message *reply, void *userdata,
+                                        sd_bus_error *error) {
+        return sd_bus_message_append(reply, "t", *(uint64_t *) userdata * UINT64_C(1000000));
+}
+
+static int property_get_bandwidth(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "t", (uint64_t) * (uint32_t *) userdata * 1024);
 }
 
 static int property_get_kind(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -140,9 +187,17 @@ static const sd_bus_vtable device_vtable[] = {
         DISK_PROPERTY("LearnedKB", "u", NULL, model.learned_kb, CHANGES),
         DISK_PROPERTY("Decisions", "t", NULL, decisions, CHANGES),
         DISK_PROPERTY("Evidence", "s", NULL, evidence, CHANGES),
+        DISK_PROPERTY("Calibrating", "b", property_get_bool, calibrating, CHANGES),
+        DISK_PROPERTY("Calibration", "s", property_get_calibration, calib, CHANGES),
+        DISK_PROPERTY("CalibratedUSec", "t", property_get_calibrated_usec, calib.when, CHANGES),
+        DISK_PROPERTY("CommandUSec", "u", NULL, calib.command_us, CHANGES),
+        DISK_PROPERTY("BandwidthBytesPerSec", "t", property_get_bandwidth, calib.bandwidth_kb_s, CHANGES),
+        DISK_PROPERTY("JumpUSec", "u", NULL, calib.jump_us, CHANGES),
         SD_BUS_METHOD_WITH_ARGS("SetReadAhead", SD_BUS_ARGS("u", kb, "b", persist), SD_BUS_NO_RESULT,
                                 method_device_set_read_ahead, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("ClearPin", NULL, NULL, method_device_clear_pin, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Calibrate", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", figures),
+                                method_device_calibrate, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
 
@@ -318,7 +373,7 @@ void ra_bus_disk_removed(Manager *m, const RaDisk *d) {
 
 void ra_bus_disk_changed(Manager *m, const RaDisk *d, const RaDiskSnapshot *b) {
         const RaDecision *now = &d->decision;
-        char *names[19];
+        char *names[26];
         size_t n = 0;
 
         if (!m->bus)
@@ -348,6 +403,14 @@ void ra_bus_disk_changed(Manager *m, const RaDisk *d, const RaDiskSnapshot *b) {
         CHANGED(b->avg_read_request_bytes != d->avg_read_request_bytes, "AvgReadRequestBytes");
         CHANGED(b->learned_kb != d->model.learned_kb, "LearnedKB");
         CHANGED(b->decisions != d->decisions, "Decisions");
+        CHANGED(b->calibrating != d->calibrating, "Calibrating");
+        if (b->calibrated != d->calib.when) {
+                CHANGED(true, "Calibration");
+                CHANGED(true, "CalibratedUSec");
+                CHANGED(true, "CommandUSec");
+                CHANGED(true, "BandwidthBytesPerSec");
+                CHANGED(true, "JumpUSec");
+        }
 #undef CHANGED
 
         if (n == 0)

@@ -59,7 +59,8 @@ typedef struct Manager {
         RaDisk **disks;
         size_t n_disks;
 
-        struct RaSwapWatch *swap; /* vm.page-cluster (ra-swapwatch.c) */
+        struct RaSwapWatch *swap;       /* vm.page-cluster (ra-swapwatch.c) */
+        struct RaCalibJob *calibration; /* the one under way (ra-calibrate.c); NULL when none */
 
         /*
          * Set by ra-manager.c, as the tracer's callbacks are: how the layers

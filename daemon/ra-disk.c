@@ -206,6 +206,8 @@ int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret) {
                 .decisions = d->decisions,
                 .learned_kb = d->model.learned_kb,
                 .evidence = d->evidence,
+                .calibrated = d->calib.when,
+                .calibrating = d->calibrating,
         };
 
         if (dup_or_null(d->devnode, &ret->node) < 0 || dup_or_null(d->identity, &ret->identity) < 0 ||

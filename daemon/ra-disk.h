@@ -7,6 +7,7 @@
 
 #include "ra-adapt.h"
 #include "ra-bdi.h"
+#include "ra-calib.h"
 #include "ra-device.h"
 #include "ra-pcache.h"
 #include "ra-policy.h"
@@ -113,6 +114,16 @@ typedef struct RaDisk {
         int stack_read; /* of any block device: what ra_stack_read_priors() said, for ra_stack_decide() */
         char stack_text[RA_STACK_DESCRIBE_MAX]; /* "dm-1 (LUKS) on md0 (raid1) on sda2, sdb2"; "" */
 
+        /*
+         * Its calibration (ra-calibrate.c): what the store keeps for its
+         * identity, a copy for D-Bus; whether one runs; not before
+         * calib_after (CLOCK_MONOTONIC usec; UINT64_MAX: not this run); when
+         * its counters last moved, which says a rotational disk is awake.
+         */
+        RaCalib calib;
+        bool calibrating;
+        uint64_t calib_after;
+        uint64_t active_usec;
         bool announced; /* the decision has been logged at info level */
         bool published; /* D-Bus clients have been told the disk exists */
         bool seen;      /* found by the enumeration under way */
@@ -158,6 +169,8 @@ typedef struct RaDiskSnapshot {
         uint64_t decisions;
         uint32_t learned_kb;
         const char *evidence;
+        uint64_t calibrated; /* calib.when */
+        bool calibrating;
 } RaDiskSnapshot;
 
 int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret);

@@ -24,6 +24,7 @@ static const char *const message_ids[_RA_LOG_KIND_MAX] = {
         [RA_LOG_PIN] = "3b6de856f8784cc7a14423ad779da934",
         [RA_LOG_RESTORE] = "0d72be0517fd4b4e89c91d89a8cad4e3",
         [RA_LOG_EXTERNAL] = "b63aea1a5f6d465d95999d80e50aaff2",
+        [RA_LOG_CALIBRATION] = "b9f76a2a25064ef38e3f9c594e7012a9",
 };
 
 /* JOURNAL_STREAM is "dev:ino" of the stream systemd connected to stderr. */

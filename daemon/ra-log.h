@@ -43,10 +43,11 @@ int ra_log_internal(int level, int error, const char *format, ...) _printf_(3, 4
  * the journal, and an entry for it in radaemon.catalog.
  */
 typedef enum RaLogKind {
-        RA_LOG_DECISION, /* radaemon wrote a value it decided */
-        RA_LOG_PIN,      /* somebody pinned a disk or cleared its pin over D-Bus */
-        RA_LOG_RESTORE,  /* a disk was put back to its value before radaemon */
-        RA_LOG_EXTERNAL, /* somebody else changed read_ahead_kb */
+        RA_LOG_DECISION,    /* radaemon wrote a value it decided */
+        RA_LOG_PIN,         /* somebody pinned a disk or cleared its pin over D-Bus */
+        RA_LOG_RESTORE,     /* a disk was put back to its value before radaemon */
+        RA_LOG_EXTERNAL,    /* somebody else changed read_ahead_kb */
+        RA_LOG_CALIBRATION, /* a disk was measured once: its command cost, bandwidth and jump */
         _RA_LOG_KIND_MAX,
 } RaLogKind;
 

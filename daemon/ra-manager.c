@@ -6,6 +6,7 @@
 
 #include "ra-bdiwatch.h"
 #include "ra-bus.h"
+#include "ra-calibrate.h"
 #include "ra-log.h"
 #include "ra-manager.h"
 #include "ra-registry.h"
@@ -78,6 +79,7 @@ Manager *ra_manager_free(Manager *m) {
                 ra_disk_free(m->disks[i]);
         free(m->disks);
 
+        ra_calibrate_stop(m);
         ra_sampler_stop(m);
         ra_bdiwatch_stop(m);
         ra_sbmap_clear(&m->sbmap);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ra-apply.h"
+#include "ra-calibrate.h"
 #include "ra-context.h"
 #include "ra-log.h"
 #include "ra-observe.h"
@@ -214,6 +215,10 @@ void ra_observe_disk(Manager *m, RaDisk *d, uint64_t now) {
                 return;
         }
 
+        /* Counters that moved say a rotational disk is spinning: a calibration would not wake it. */
+        if (d->stat_usec > 0 && (stat.read_ios != d->stat.read_ios || stat.write_ios != d->stat.write_ios))
+                d->active_usec = now;
+
         if (ra_tune_begin(d, &t) < 0)
                 return;
         if (observe_disk(m, d, &stat, kb, now, &o) > 0) {
@@ -226,4 +231,5 @@ void ra_observe_disk(Manager *m, RaDisk *d, uint64_t now) {
                 }
         }
         ra_tune_commit(m, &t, event);
+        ra_calibrate_consider(m, d, now);
 }

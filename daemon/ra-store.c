@@ -219,6 +219,16 @@ void ra_store_learned(Manager *m, const RaDisk *d) {
         }
 }
 
+void ra_store_calibrated(Manager *m, RaDisk *d, const RaCalib *c) {
+        RaStateEntry *e;
+
+        d->calib = *c;
+        if (ra_state_ensure(m->state, d->identity, &e) >= 0) {
+                e->calib = *c;
+                m->state_dirty = true;
+        }
+}
+
 void ra_store_remember_original(Manager *m, const RaDisk *d) {
         int r = 0;
 

@@ -39,6 +39,9 @@ int ra_store_unpin_swap(Manager *m, bool *ret_changed);
 
 /* What the adaptive policy learned for d, kept for its next plug; saved at the end of the interval. */
 void ra_store_learned(Manager *m, const RaDisk *d);
+/* What a calibration measured of d, kept for its identity: it is not measured again. Saved as learned is. */
+void ra_store_calibrated(Manager *m, RaDisk *d, const RaCalib *c);
+
 /* The same for swap of class c. */
 void ra_store_learned_swap(Manager *m, RaSwapClass c, int value);
 

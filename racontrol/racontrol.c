@@ -21,6 +21,7 @@ static const struct {
         { "set", 2, verb_set, "DEV KB [--runtime]", "pin DEV to KB KiB; set swap N: page-cluster N" },
         { "auto", 1, verb_auto, "DEV|swap", "clear a pin: radaemon decides again" },
         { "reload", 0, verb_reload, "", "re-read the configuration" },
+        { "calibrate", 1, verb_calibrate, "DEV", "measure DEV again: its command cost, bandwidth, jump" },
         { "restore", 0, verb_restore, "", "put every disk back as it was before radaemon" },
         { "monitor", 0, verb_monitor, "", "print every change as it happens, until Ctrl-C" },
         { "metrics", 0, verb_metrics, "", "every disk's numbers for Prometheus (text format)" },
@@ -32,7 +33,7 @@ static void help(void) {
                "Shows and steers radaemon, the block device readahead tuner, over D-Bus.\n\n"
                "Verbs (the default is status):\n");
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                printf("  %-8s %-18s %s\n", verbs[i].name, verbs[i].args, verbs[i].summary);
+                printf("  %-9s %-18s %s\n", verbs[i].name, verbs[i].args, verbs[i].summary);
         printf("\nOptions:\n"
                "  --json       print JSON a program can parse\n"
                "  --runtime    with set: do not keep the pin across restarts\n"

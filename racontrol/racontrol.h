@@ -37,6 +37,7 @@ int verb_monitor(RcContext *c, char **args);
 int verb_restore(RcContext *c, char **args);
 int verb_metrics(RcContext *c, char **args);
 int verb_prefetch(RcContext *c, char **args);
+int verb_calibrate(RcContext *c, char **args);
 
 /* --- rc-bus.c: talking to radaemon --------------------------------------- */
 
@@ -55,6 +56,9 @@ typedef struct RcDevice {
         char *reason;
         char *workload;
         char *evidence;
+        char *calibration; /* what its calibration measured; "" when never */
+        uint64_t calibrated_usec;
+        bool calibrating;
         uint64_t size_bytes;
         uint64_t read_bytes_per_sec;
         uint64_t avg_read_request_bytes;

@@ -36,6 +36,7 @@ void rc_device_clear(RcDevice *d) {
         free(d->reason);
         free(d->workload);
         free(d->evidence);
+        free(d->calibration);
         *d = (RcDevice){};
 }
 
@@ -56,6 +57,9 @@ static const struct {
         { "Reason", 's', offsetof(RcDevice, reason) },
         { "Workload", 's', offsetof(RcDevice, workload) },
         { "Evidence", 's', offsetof(RcDevice, evidence) },
+        { "Calibration", 's', offsetof(RcDevice, calibration) },
+        { "CalibratedUSec", 't', offsetof(RcDevice, calibrated_usec) },
+        { "Calibrating", 'b', offsetof(RcDevice, calibrating) },
         { "SizeBytes", 't', offsetof(RcDevice, size_bytes) },
         { "ReadBytesPerSec", 't', offsetof(RcDevice, read_bytes_per_sec) },
         { "AvgReadRequestBytes", 't', offsetof(RcDevice, avg_read_request_bytes) },

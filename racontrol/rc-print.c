@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "ra-util.h"
 #include "racontrol.h"
@@ -80,6 +81,12 @@ void rc_json_device(const RcDevice *d) {
         rc_json_string(d->workload);
         json_key("evidence", false);
         rc_json_string(d->evidence);
+        json_key("calibration", false);
+        rc_json_string(d->calibration);
+        json_key("calibrated_usec", false);
+        printf("%" PRIu64, d->calibrated_usec);
+        json_key("calibrating", false);
+        fputs(d->calibrating ? "true" : "false", stdout);
         putchar('}');
 }
 
@@ -92,6 +99,27 @@ static const char *evidence_text(const char *evidence) {
         if (ra_streq(evidence, "block"))
                 return "block requests";
         return "nothing yet";
+}
+
+/* A disk's calibration, when it has one or one runs; a stack or bdi has none to speak of. */
+static void print_calibration(const RcDevice *d) {
+        time_t when = (time_t) (d->calibrated_usec / 1000000);
+        char date[64] = "";
+        struct tm tm;
+
+        if (d->calibrating) {
+                printf("Calibration:   under way\n");
+                return;
+        }
+        if (!ra_streq(d->kind, "disk"))
+                return;
+        if (!d->calibration || !d->calibration[0]) {
+                printf("Calibration:   none\n");
+                return;
+        }
+        if (localtime_r(&when, &tm))
+                (void) strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z", &tm);
+        printf("Calibration:   %s (measured %s)\n", d->calibration, date);
 }
 
 void rc_print_device(const RcDevice *d) {
@@ -118,6 +146,7 @@ void rc_print_device(const RcDevice *d) {
                d->read_ahead_kb, d->target_kb, d->source ?: "", d->reason ?: "", d->workload ?: "",
                ra_format_size(d->read_bytes_per_sec, rate),
                ra_format_size(d->avg_read_request_bytes, request), evidence_text(d->evidence));
+        print_calibration(d);
 }
 
 void rc_print_learning(const char *evidence, const char *learning_off) {

@@ -40,7 +40,7 @@ types = {"name": str, "kind": str, "mount_point": str, "file_system": str, "stac
          "node": str, "identity": str, "size_bytes": int, "rotational": bool,
          "removable": bool, "transport": str, "read_ahead_kb": int, "target_kb": int, "source": str,
          "reason": str, "read_bytes_per_sec": int, "avg_read_request_bytes": int, "workload": str,
-         "evidence": str}
+         "evidence": str, "calibration": str, "calibrated_usec": int, "calibrating": bool}
 for d in doc["devices"]:
     assert set(d) == set(types), set(d) ^ set(types)
     for key, kind in types.items():

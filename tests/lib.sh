@@ -216,9 +216,13 @@ ra_set_rotational() {
 # below $T (none when the test says nothing), so nothing else is touched.
 # vm.page-cluster is the whole machine's: unless the test has a [swap]
 # section of its own, its daemon leaves it alone (manage = no, appended).
+# Nor does it calibrate disks, unless the test says calibrate=.
 ra_config() {
 	cat >"$T/radaemon.conf"
 	grep -q '^\[swap\]' "$T/radaemon.conf" || printf '\n[swap]\nmanage = no\n' >>"$T/radaemon.conf"
+	# A calibration reads each new disk once and changes its value an
+	# interval later: only tests/calibrate.sh, which says calibrate=, has one.
+	grep -qE '^calibrate *=' "$T/radaemon.conf" || printf '\n[policy]\ncalibrate = no\n' >>"$T/radaemon.conf"
 	local line word
 	line=$(grep -E '^devices *=' "$T/radaemon.conf") || ra_fail "test config has no devices= allow-list"
 	for word in ${line#*=}; do

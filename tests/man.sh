@@ -44,7 +44,7 @@ mapfile -t metrics < <(grep -ohE '"radaemon_[a-z_]+' "$RA_SRCDIR/racontrol/verb-
 ((${#metrics[@]} >= 9)) || ra_fail "cannot read the metrics from racontrol/verb-metrics.c"
 covers racontrol.1 "${metrics[@]}"
 mapfile -t ids < <(grep -oE '"[0-9a-f]{32}"' "$RA_SRCDIR/daemon/ra-log.c" | tr -d '"')
-((${#ids[@]} == 4)) || ra_fail "expected 4 MESSAGE_IDs in daemon/ra-log.c, found ${ids[*]}"
+((${#ids[@]} == 5)) || ra_fail "expected 5 MESSAGE_IDs in daemon/ra-log.c, found ${ids[*]}"
 covers radaemon.8 "${ids[@]}" RADAEMON_DEVICE= RADAEMON_KB= RADAEMON_SOURCE=
 for id in "${ids[@]}"; do
 	grep -qx -- "-- $id" "$RA_SRCDIR/systemd/radaemon.catalog" || ra_fail "systemd/radaemon.catalog has no entry for $id"
@@ -70,7 +70,7 @@ covers radaemon-udev.8 "${props[@]}" RADAEMON_FIRST_KB RADAEMON_SOURCE 60-radaem
 ra_ok "every udev property, in radaemon(8) and radaemon-udev(8)"
 
 mapfile -t sources < <(grep -oE '\[RA_SOURCE_[A-Z]+\] = "[a-z]+"' "$RA_SRCDIR/common/ra-policy.c" | sed 's/.*"\(.*\)"/\1/')
-((${#sources[@]} == 6)) || ra_fail "expected 6 sources in common/ra-policy.c, found ${sources[*]}"
+((${#sources[@]} == 8)) || ra_fail "expected 8 sources in common/ra-policy.c, found ${sources[*]}"
 mapfile -t workloads < <(grep -oE '\[RA_WORKLOAD_[A-Z]+\] = "[a-z]+"' "$RA_SRCDIR/common/ra-adapt.c" | sed 's/.*"\(.*\)"/\1/')
 ((${#workloads[@]} == 4)) || ra_fail "expected 4 workloads in common/ra-adapt.c, found ${workloads[*]}"
 for page in radaemon.8 racontrol.1 org.radaemon.ReadAhead1.5; do

@@ -318,7 +318,9 @@ START_TEST(test_build_calibrated) {
         _cleanup_(ra_state_freep) RaState *s =
                 state_from("device wwn:0x5 calibrated=1764150000:250:263671:0:4/15723,1024/240000\n"
                            "device wwn:0x6 learned=256 calibrated=1764150000:250:263671:0:4/15723\n");
-        RaDeviceAttrs a = { .name = (char *) "sdb", .size_bytes = UINT64_C(22000000000), .read_ahead_kb = 128 };
+        RaDeviceAttrs a = { .name = (char *) "sdb",
+                            .size_bytes = UINT64_C(22000000000),
+                            .read_ahead_kb = 128 };
         RaSettingsInput in = { .kind = RA_SETTINGS_DISK, .attrs = &a, .identity = "wwn:0x5" };
         RaSettings st;
         RaDecision d;
@@ -326,7 +328,7 @@ START_TEST(test_build_calibrated) {
         ra_settings_build(c, s, &in, &st);
         ck_assert(st.has_calibrated);
         ra_policy_decide(&a, &st, &d);
-        ck_assert_uint_eq(d.kb, 1024);
+        ck_assert_uint_eq(d.kb, 2048);
         ck_assert_int_eq(d.source, RA_SOURCE_CALIBRATED);
         ck_assert_msg(strncmp(d.reason, "Calibrated: 250 us a command", 28) == 0, "%s", d.reason);
 

@@ -155,7 +155,8 @@ START_TEST(test_calibrated) {
         _cleanup_(ra_state_freep) RaState *s = NULL, *back = NULL;
         _cleanup_(ra_strv_freep) char **errors = NULL;
         _cleanup_free_ char *text = NULL;
-        const char *line = "device wwn:0x5 calibrated=1764150000:250:263671:0:4/15723,16/45120,1024/240000\n";
+        const char *line =
+                "device wwn:0x5 calibrated=1764150000:250:263671:0:4/15723,16/45120,1024/240000\n";
         const RaCalib *c;
 
         s = parse(line, 0, &errors);
@@ -173,8 +174,8 @@ START_TEST(test_calibrated) {
         ck_assert_mem_eq(ra_state_calib(back, "wwn:0x5"), c, sizeof(*c));
 
         ra_state_free(TAKE_PTR(s));
-        s = parse("device name:a calibrated=1:2\ndevice name:b learned=64 calibrated=1:250:1000:0:\n", -EINVAL,
-                  &errors);
+        s = parse("device name:a calibrated=1:2\ndevice name:b learned=64 calibrated=1:250:1000:0:\n",
+                  -EINVAL, &errors);
         ck_assert_str_eq(errors[0], "line 1: calibrated= is not WHEN:COMMAND_US:KB_S:JUMP_US:CURVE");
         ck_assert_uint_eq(ra_state_learned(s, "name:b"), 64);
         ck_assert_uint_eq(ra_state_calib(s, "name:b")->bandwidth_kb_s, 1000);

@@ -1,0 +1,156 @@
+#!/bin/bash
+# A calibration, once per device identity, on the bench's device models: a
+# fresh ssd-ctrl (seed 004's SSD behind a heavy controller) is measured once
+# within its budget and gets at least 1 MiB before its first job, and is not
+# measured again after a restart; the tiny-stick (15 kB/s) costs no more than
+# udev's blkid probe of it; a rotational disk is measured only once it is
+# awake and not while it is pinned; other reads stop a calibration; and
+# calibrate = no turns it off. The models count what the reads cost.
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+ra_setup
+ra_start_bus
+SERVER=$RA_BUILDDIR/bench/ra-devmodel
+DEVMODEL=(python3 "$RA_SRCDIR/bench/devmodel" --builddir "$RA_BUILDDIR")
+[[ -x $SERVER ]] || ra_fail "no $SERVER: configure found no libfuse3 (install-deps installs libfuse3-dev)"
+
+ATTACHED=()
+detach_all() {
+	local dev
+	for dev in "${ATTACHED[@]}"; do
+		"${DEVMODEL[@]}" detach "$dev" 2>/dev/null || true
+	done
+}
+RA_HOOKS+=(detach_all)
+stat_of() { "${DEVMODEL[@]}" stats "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
+attach() {
+	local out
+	out=$("${DEVMODEL[@]}" attach "$1") || ra_fail "attach $1 failed"
+	DEV=$(basename "$(tail -n 1 <<<"$out")")
+	ATTACHED+=("$DEV")
+	udevadm settle -t 10 || true
+}
+calibration() { ra_property "$1" calibration; }
+calibrated() { [[ -n $(calibration "$1") ]]; }
+
+attach ssd-ctrl
+flash=$DEV
+attach tiny-stick
+stick=$DEV
+attach hdd-7200
+disk=$DEV
+# Whatever udev's probes read is done: what the models count from here is radaemon's.
+sleep 1
+flash_bytes0=$(stat_of "$flash" read_bytes)
+stick_bytes0=$(stat_of "$stick" read_bytes)
+disk_reads0=$(stat_of "$disk" reads)
+
+ra_config <<CONF
+[daemon]
+devices = $flash $stick $disk
+interval_ms = 500
+state_dir = $T/state
+
+[policy]
+calibrate = yes
+CONF
+ra_start_daemon
+prior=$(ra_kb "$flash")
+
+# --- ssd-ctrl: measured once, within the bound, 1 MiB or more before any job ----------
+RA_TIMEOUT=30 ra_wait_for "calibrated $flash" || ra_fail "$flash was not calibrated: $(tail -n 20 "$T/daemon.log")"
+ra_wait_for "[[ \$(ra_property $flash source) == calibrated ]]" ||
+	ra_fail "$flash: source $(ra_property "$flash" source), not calibrated"
+bytes=$(($(stat_of "$flash" read_bytes) - flash_bytes0))
+kb=$(ra_kb "$flash")
+((kb >= 1024)) || ra_fail "$flash: $kb KiB after its calibration ($(calibration "$flash")): under 1 MiB"
+((bytes > 0 && bytes <= 64 << 20)) || ra_fail "$flash: the calibration read $bytes bytes"
+grep -qE "^$flash: calibrating: direct reads at idle priority" "$T/daemon.log" || ra_fail "$flash: no log of the start"
+grep -qE "^$flash: calibrated with [0-9]+ direct reads" "$T/daemon.log" || ra_fail "$flash: no log of the result"
+[[ $(ra_property "$flash" reason) == Calibrated:* ]] || ra_fail "$flash: reason $(ra_property "$flash" reason)"
+command_us=$(ra_busctl get-property org.radaemon.ReadAhead1 "/org/radaemon/ReadAhead1/device/$flash" \
+	org.radaemon.ReadAhead1.Device CommandUSec | cut -d' ' -f2)
+((command_us >= 200 && command_us <= 1000)) || ra_fail "$flash: CommandUSec $command_us for a 250 us class"
+ra_ok "$flash (ssd-ctrl): $prior -> $kb KiB before any job, from $((bytes / 1024)) KiB read: $(calibration "$flash")"
+
+# --- the tiny stick: no more than udev's blkid probe reads of it (40 KiB) --------------
+RA_TIMEOUT=30 ra_wait_for "calibrated $stick" || ra_fail "$stick was not calibrated: $(tail -n 20 "$T/daemon.log")"
+bytes=$(($(stat_of "$stick" read_bytes) - stick_bytes0))
+((bytes <= 40 << 10)) || ra_fail "$stick: the calibration read $bytes bytes of a 15 kB/s stick"
+((${ra_kb_stick:=$(ra_kb "$stick")} <= 8)) || ra_fail "$stick: $ra_kb_stick KiB after its calibration"
+ra_ok "$stick (tiny-stick): $bytes bytes read, $ra_kb_stick KiB: $(calibration "$stick")"
+
+# --- a rotational disk: not while it may be spun down, not while pinned ----------------
+sleep 2
+! calibrated "$disk" || ra_fail "$disk: calibrated though it had done nothing since radaemon started"
+(($(stat_of "$disk" reads) == disk_reads0)) || ra_fail "$disk: read while idle since radaemon started"
+"$RACONTROL" set "$disk" 512 --runtime >/dev/null || ra_fail "cannot pin $disk"
+dd if="/dev/$disk" of=/dev/null bs=4k count=1 iflag=direct status=none
+sleep 2
+! calibrated "$disk" || ra_fail "$disk: calibrated while pinned"
+"$RACONTROL" auto "$disk" >/dev/null || ra_fail "cannot unpin $disk"
+dd if="/dev/$disk" of=/dev/null bs=4k count=1 skip=4096 iflag=direct status=none
+RA_TIMEOUT=30 ra_wait_for "calibrated $disk" || ra_fail "$disk was not calibrated once awake: $(tail -n 20 "$T/daemon.log")"
+jump=$(ra_busctl get-property org.radaemon.ReadAhead1 "/org/radaemon/ReadAhead1/device/$disk" \
+	org.radaemon.ReadAhead1.Device JumpUSec | cut -d' ' -f2)
+((jump >= 5000 && jump <= 30000)) || ra_fail "$disk: a jump of $jump us on a 7200 rpm model"
+ra_wait_for "[[ \$(ra_property $disk source) == calibrated ]]" ||
+	ra_fail "$disk: source $(ra_property "$disk" source) after its calibration: $(ra_property "$disk" reason)"
+dkb=$(ra_kb "$disk")
+((dkb >= 128 && dkb <= 512)) || ra_fail "$disk: $dkb KiB, outside the kernel's 128 and its prior 512: $(ra_property "$disk" reason)"
+ra_ok "$disk (hdd-7200): left alone while idle and while pinned; once awake: $(calibration "$disk"), $dkb KiB"
+
+# --- other reads stop it --------------------------------------------------------------
+dd if="/dev/$flash" of=/dev/null bs=64k iflag=direct count=1000000 status=none &
+reader=$!
+sleep 0.3
+if out=$("$RACONTROL" calibrate "$flash" 2>&1); then
+	kill "$reader"
+	ra_fail "$flash: calibrated while another reader ran: $out"
+fi
+kill "$reader"
+wait "$reader" 2>/dev/null || true
+[[ $out == *"other reads or writes came meanwhile"* ]] || ra_fail "$flash: a busy calibration said '$out'"
+ra_ok "$flash: a calibration under another reader stops: $out"
+
+# --- on request, when idle ---------------------------------------------------------
+sleep 1
+out=$("$RACONTROL" calibrate "$flash") || ra_fail "racontrol calibrate $flash failed: $out"
+[[ $out == "$flash: "*"us a command"* ]] || ra_fail "racontrol calibrate said '$out'"
+if out=$("$RACONTROL" calibrate no-such-disk 2>&1); then
+	ra_fail "racontrol calibrate of no disk succeeded"
+fi
+ra_ok "racontrol calibrate $flash measures again; an unknown disk is an error: $out"
+
+# --- once per identity: not again after a restart --------------------------------------
+ra_stop_daemon
+grep -q "calibrated=" "$T/state/state" || ra_fail "no calibration in the state file: $(cat "$T/state/state")"
+reads0=$(stat_of "$flash" reads)
+ra_start_daemon
+sleep 3
+! ra_daemon_log_has "^$flash: calibrating" || ra_fail "$flash was calibrated again after a restart"
+(($(stat_of "$flash" reads) == reads0)) || ra_fail "$flash: read after a restart"
+[[ $(ra_property "$flash" source) == calibrated && $(ra_kb "$flash") == "$kb" ]] ||
+	ra_fail "$flash: after a restart $(ra_kb "$flash") KiB from $(ra_property "$flash" source)"
+ra_ok "$flash: not measured again after a restart; $(ra_kb "$flash") KiB from what was stored"
+
+# --- calibrate = no -------------------------------------------------------------------
+ra_stop_daemon
+rm -rf "$T/state"
+ra_config <<CONF
+[daemon]
+devices = $flash $stick $disk
+interval_ms = 500
+state_dir = $T/state
+
+[policy]
+calibrate = no
+CONF
+reads0=$(stat_of "$flash" reads)
+ra_start_daemon
+sleep 3
+! ra_daemon_log_has "calibrating" || ra_fail "calibrate = no: a disk was calibrated"
+(($(stat_of "$flash" reads) == reads0)) || ra_fail "calibrate = no: $flash was read"
+[[ $(ra_property "$flash" source) == prior ]] || ra_fail "calibrate = no: $flash from $(ra_property "$flash" source)"
+ra_ok "calibrate = no: nothing measured, $flash at its prior $(ra_kb "$flash") KiB"
+ra_stop_daemon
