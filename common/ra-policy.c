@@ -18,9 +18,10 @@
 #define KERNEL_DEFAULT_KB 128u
 
 static const char *const source_names[_RA_SOURCE_MAX] = {
-        [RA_SOURCE_PRIOR] = "prior", [RA_SOURCE_LEARNED] = "learned", [RA_SOURCE_PINNED] = "pinned",
-        [RA_SOURCE_UDEV] = "udev",   [RA_SOURCE_CONFIG] = "config",   [RA_SOURCE_EXTERNAL] = "external",
-        [RA_SOURCE_FLEET] = "fleet",  [RA_SOURCE_CALIBRATED] = "calibrated",
+        [RA_SOURCE_PRIOR] = "prior",   [RA_SOURCE_LEARNED] = "learned",
+        [RA_SOURCE_PINNED] = "pinned", [RA_SOURCE_UDEV] = "udev",
+        [RA_SOURCE_CONFIG] = "config", [RA_SOURCE_EXTERNAL] = "external",
+        [RA_SOURCE_FLEET] = "fleet",   [RA_SOURCE_CALIBRATED] = "calibrated",
 };
 
 const char *ra_source_to_string(RaSource s) {
@@ -184,11 +185,23 @@ void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *r
                                          "Learned %" PRIu32 " KiB from this device's reads before.",
                                          s->learned_kb);
         } else if (a->fleet_kb > 0) {
-                *ret = (RaDecision){ .kb = ra_policy_clamp_kb(a->fleet_kb, bounds), .source = RA_SOURCE_FLEET };
-                ra_reason_format(ret->reason,
-                                 "%" PRIu32 " KiB, what a fleet learned for this model (RADAEMON_FLEET_KB "
-                                 "from udev's hwdb); nothing learned on this machine yet.",
-                                 ret->kb);
+                /* A starting value: what this device's reads here teach replaces it. */
+                *ret = (RaDecision){ .kb = ra_policy_clamp_kb(a->fleet_kb, bounds),
+                                     .source = RA_SOURCE_FLEET };
+                if (ret->kb != a->fleet_kb)
+                        ra_reason_format(
+                                ret->reason,
+                                "Starts at %" PRIu32 " KiB, the %" PRIu32
+                                " KiB a fleet learned for this model (RADAEMON_FLEET_KB from udev's "
+                                "hwdb) held within %" PRIu32 " to %" PRIu32
+                                " KiB, until it learns its own here.",
+                                ret->kb, a->fleet_kb, bounds.min_kb, bounds.max_kb);
+                else
+                        ra_reason_format(
+                                ret->reason,
+                                "Starts at %" PRIu32 " KiB, what a fleet learned for this model "
+                                "(RADAEMON_FLEET_KB from udev's hwdb), until it learns its own here.",
+                                ret->kb);
         } else if (s->has_calibrated) {
                 *ret = s->calibrated;
                 ret->kb = ra_policy_clamp_kb(ret->kb, bounds);

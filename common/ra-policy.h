@@ -12,13 +12,13 @@
  */
 
 typedef enum RaSource {
-        RA_SOURCE_PRIOR,    /* from the device's attributes */
-        RA_SOURCE_LEARNED,  /* from observed throughput and access pattern */
-        RA_SOURCE_PINNED,   /* set over D-Bus */
-        RA_SOURCE_UDEV,     /* RADAEMON_READ_AHEAD_KB from a udev rule */
-        RA_SOURCE_CONFIG,   /* read_ahead_kb in a [device:…] section */
-        RA_SOURCE_EXTERNAL, /* somebody else's value, left alone */
-        RA_SOURCE_FLEET,    /* RADAEMON_FLEET_KB from udev's hwdb: what a fleet learned for the model */
+        RA_SOURCE_PRIOR,      /* from the device's attributes */
+        RA_SOURCE_LEARNED,    /* from observed throughput and access pattern */
+        RA_SOURCE_PINNED,     /* set over D-Bus */
+        RA_SOURCE_UDEV,       /* RADAEMON_READ_AHEAD_KB from a udev rule */
+        RA_SOURCE_CONFIG,     /* read_ahead_kb in a [device:…] section */
+        RA_SOURCE_EXTERNAL,   /* somebody else's value, left alone */
+        RA_SOURCE_FLEET,      /* RADAEMON_FLEET_KB from udev's hwdb: what a fleet learned for the model */
         RA_SOURCE_CALIBRATED, /* from this device's own measured command cost and bandwidth */
         _RA_SOURCE_MAX,
 } RaSource;
@@ -104,8 +104,9 @@ RaBounds ra_policy_bounds(const RaDeviceAttrs *a, const RaSettings *s);
 /*
  * The value radaemon wants for a device: what is there, when radaemon yields
  * to someone else's change; nothing (0) without a medium; a pin where there is one (D-Bus, then udev, then
- * configuration); else what was learned; else the prior. The last two stay
- * within the bounds of the configuration and the RADAEMON_MIN_KB and
- * RADAEMON_MAX_KB properties.
+ * configuration); else what was learned here; else a fleet's value for the
+ * model (RADAEMON_FLEET_KB), a starting value only; else a calibration's;
+ * else the prior. All but the pins stay within the bounds of the
+ * configuration and the RADAEMON_MIN_KB and RADAEMON_MAX_KB properties.
  */
 void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *ret);
