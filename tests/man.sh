@@ -64,13 +64,13 @@ covers org.radaemon.ReadAhead1.5 "${names[@]}" "${errors[@]}" org.radaemon.ReadA
 ra_ok "every D-Bus method, property and error: ${#names[@]} names, ${#errors[@]} errors"
 
 mapfile -t props < <(grep -ohE '"RADAEMON_[A-Z_]+"' "$RA_SRCDIR/common/ra-device.c" | tr -d '"' | sort -u)
-((${#props[@]} == 5)) || ra_fail "expected 5 RADAEMON_* properties in common/ra-device.c, found ${props[*]}"
+((${#props[@]} == 6)) || ra_fail "expected 6 RADAEMON_* properties in common/ra-device.c, found ${props[*]}"
 covers radaemon.8 "${props[@]}"
 covers radaemon-udev.8 "${props[@]}" RADAEMON_FIRST_KB RADAEMON_SOURCE 60-radaemon-local.rules
 ra_ok "every udev property, in radaemon(8) and radaemon-udev(8)"
 
 mapfile -t sources < <(grep -oE '\[RA_SOURCE_[A-Z]+\] = "[a-z]+"' "$RA_SRCDIR/common/ra-policy.c" | sed 's/.*"\(.*\)"/\1/')
-((${#sources[@]} == 6)) || ra_fail "expected 6 sources in common/ra-policy.c, found ${sources[*]}"
+((${#sources[@]} == 8)) || ra_fail "expected 8 sources in common/ra-policy.c, found ${sources[*]}"
 mapfile -t workloads < <(grep -oE '\[RA_WORKLOAD_[A-Z]+\] = "[a-z]+"' "$RA_SRCDIR/common/ra-adapt.c" | sed 's/.*"\(.*\)"/\1/')
 ((${#workloads[@]} == 4)) || ra_fail "expected 4 workloads in common/ra-adapt.c, found ${workloads[*]}"
 for page in radaemon.8 racontrol.1 org.radaemon.ReadAhead1.5; do
