@@ -9,6 +9,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -514,6 +515,97 @@ START_TEST(test_model_interleaved) {
 }
 END_TEST
 
+/*
+ * One interval of four readers, one file each, read in order and taking
+ * turns: 24 readaheads each of the window the files took at their open
+ * (open_kb), starting where each left off (pos, in pages; 0: a file just
+ * opened). With the readahead events (a miss at the file's start, then a
+ * read at each mark, and the window it read) or as the fallback sees them
+ * (pages added one at a time, 1 us apart within a readahead, 100 us between
+ * two). The knob reads knob_kb meanwhile.
+ */
+static void four_readers(RaPcacheAccount *a, bool filemap, uint64_t first_ino, uint32_t open_kb,
+                         uint32_t knob_kb, uint64_t pos[static 4], uint64_t *clock_ns) {
+        uint64_t n = open_kb / 4;
+
+        for (unsigned step = 0; step < 24; step++)
+                for (unsigned f = 0; f < 4; f++) {
+                        uint64_t index = pos[f], ino = first_ino + f;
+
+                        *clock_ns += 100000;
+                        if (filemap)
+                                for (uint64_t p = index; p < index + n; p++)
+                                        ra_pcache_account_add(
+                                                a,
+                                                &(RaPcacheEvent){ .time_ns = (*clock_ns += 1000),
+                                                                  .kind = RA_PCACHE_ADD,
+                                                                  .s_dev = RECORDED_DEV,
+                                                                  .ino = ino,
+                                                                  .index = p,
+                                                                  .nr = 1 },
+                                                knob_kb);
+                        else {
+                                ra_pcache_account_add(
+                                        a,
+                                        &(RaPcacheEvent){
+                                                .time_ns = *clock_ns,
+                                                .kind = index == 0 ? RA_PCACHE_SYNC : RA_PCACHE_ASYNC,
+                                                .s_dev = RECORDED_DEV,
+                                                .ino = ino,
+                                                .index = index,
+                                                .ra_pages = (uint32_t) n,
+                                                .prev_pos = index == 0 ? -1 : (int64_t) (index - 1) * 4096,
+                                                .req_count = 1 },
+                                        knob_kb);
+                                ra_pcache_account_add(a,
+                                                      &(RaPcacheEvent){ .time_ns = *clock_ns + 1,
+                                                                        .kind = RA_PCACHE_ORDER,
+                                                                        .s_dev = RECORDED_DEV,
+                                                                        .ino = ino,
+                                                                        .index = index,
+                                                                        .ra_pages = (uint32_t) n,
+                                                                        .nr = n },
+                                                      knob_kb);
+                        }
+                        pos[f] = index + n;
+                }
+}
+
+/* Files opened before the knob took its value do not read under it, whatever the fallback sees of them. */
+START_TEST(test_model_opened_before) {
+        for (int filemap = 0; filemap < 2; filemap++) {
+                RaPcacheAccount a = { .page_kb = 4 };
+                RaPcacheSummary s;
+                uint64_t pos[4] = {}, clock_ns = 0;
+
+                four_readers(&a, filemap, 3000, 1024, 1024, pos, &clock_ns);
+                ra_pcache_account_take(&a, &s);
+                ck_assert_uint_eq(s.seq_bytes, 4 * 24 * 1024 * 1024);
+                ck_assert_uint_eq(s.full_bytes, s.seq_bytes);
+                ck_assert_uint_eq(s.window_bytes, s.seq_bytes);
+                ck_assert_uint_eq(s.window_files, 4);
+
+                /* 4 MiB from now on: the four go on with the 1 MiB they took at their open. */
+                four_readers(&a, filemap, 3000, 1024, 4096, pos, &clock_ns);
+                ra_pcache_account_take(&a, &s);
+                ck_assert_uint_eq(s.files, 4);
+                ck_assert_uint_eq(s.random_reads, 0);
+                ck_assert_uint_eq(s.seq_bytes, 4 * 24 * 1024 * 1024);
+                ck_assert_msg(s.window_bytes == 0, "%s: %" PRIu64 " KiB credited to 4096 KiB",
+                              filemap ? "fallback" : "readahead", s.window_bytes / 1024);
+                ck_assert_uint_eq(s.window_files, 0);
+
+                /* Four files opened under it. */
+                memset(pos, 0, sizeof(pos));
+                four_readers(&a, filemap, 3010, 4096, 4096, pos, &clock_ns);
+                ra_pcache_account_take(&a, &s);
+                ck_assert_uint_eq(s.window_bytes, s.seq_bytes);
+                ck_assert_uint_eq(s.window_files, 4);
+                ck_assert_uint_eq(s.full_bytes, s.seq_bytes);
+        }
+}
+END_TEST
+
 /* --- the policy fed with the recordings ----------------------------------------- */
 
 /* A 1 TiB disk that reads the fixture's bytes in a second. */
@@ -976,6 +1068,7 @@ static Suite *pcache_suite(void) {
         tcase_add_test(tc, test_model_tar_fallback);
         tcase_add_test(tc, test_model_sqlite);
         tcase_add_test(tc, test_model_interleaved);
+        tcase_add_test(tc, test_model_opened_before);
         tcase_add_test(tc, test_policy_tar);
         tcase_add_test(tc, test_policy_tar_fallback);
         tcase_add_test(tc, test_policy_cat_dd);
