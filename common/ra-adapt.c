@@ -364,8 +364,8 @@ static void trial_wait(RaModel *m, const RaObservation *o) {
         else if (p->window_files == 0)
                 ra_reason_format(m->reason,
                                  "%" PRIu32 " KiB on trial: no file has read under it yet (the %" PRIu64
-                                 " files reading opened before it), so it is neither kept nor refuted.",
-                                 m->trial_kb, p->files);
+                                 " %s reading opened before it), so it is neither kept nor refuted.",
+                                 m->trial_kb, p->files, p->files == 1 ? "file" : "files");
         else
                 ra_reason_format(m->reason,
                                  "%" PRIu32 " KiB on trial: %" PRIu64 " of the %" PRIu64
