@@ -115,6 +115,13 @@ static RaPerf *perf_find(RaModel *m, uint32_t kb) {
         return NULL;
 }
 
+/* Read under by streams opened under it for long enough to judge it. */
+static bool perf_judged(RaModel *m, uint32_t kb) {
+        const RaPerf *p = perf_find(m, kb);
+
+        return p && p->samples >= RA_ADAPT_SAMPLES;
+}
+
 static void perf_record(RaModel *m, uint32_t kb, double bytes_per_sec) {
         RaPerf *p = perf_find(m, kb);
 
@@ -324,16 +331,64 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
         return 0;
 }
 
-/* See the header: intervals read by streams opened under the window. */
-static void credit_throughput(RaModel *m, RaWorkload c, const RaObservation *o) {
+/* See the header: intervals read by streams opened under the window. True when this one was. */
+static bool credit_throughput(RaModel *m, RaWorkload c, const RaObservation *o) {
+        bool under;
+
+        if (c != RA_WORKLOAD_SEQUENTIAL)
+                return false;
         /* The files say which window they read under: only theirs is credited. */
-        if (paged(o)) {
-                if (c == RA_WORKLOAD_SEQUENTIAL && o->pcache.window_bytes * 10 >= o->pcache.seq_bytes * 9)
-                        perf_record(m, o->window_kb, o->rates.read_bytes_per_sec);
-                return;
-        }
-        if (c == RA_WORKLOAD_SEQUENTIAL && o->traced && o->trace.window_bytes * 10 >= o->trace.bytes * 9)
+        if (paged(o))
+                under = o->pcache.window_bytes * 10 >= o->pcache.seq_bytes * 9;
+        else
+                under = o->traced && o->trace.window_bytes * 10 >= o->trace.bytes * 9;
+        if (under)
                 perf_record(m, o->window_kb, o->rates.read_bytes_per_sec);
+        return under;
+}
+
+/*
+ * A sequential interval under a trial that was not read (nearly) all by
+ * files under it: the trial waits, and says so the first time.
+ */
+static void trial_wait(RaModel *m, const RaObservation *o) {
+        const RaPcacheSummary *p = &o->pcache;
+
+        if (m->trial_waited++ > 0)
+                return;
+        if (!paged(o))
+                ra_reason_format(m->reason,
+                                 "%" PRIu32 " KiB on trial: no stream has read under it yet (those reading "
+                                 "began before it), so it is neither kept nor refuted.",
+                                 m->trial_kb);
+        else if (p->window_files == 0)
+                ra_reason_format(m->reason,
+                                 "%" PRIu32 " KiB on trial: no file has read under it yet (the %" PRIu64
+                                 " %s reading opened before it), so it is neither kept nor refuted.",
+                                 m->trial_kb, p->files, p->files == 1 ? "file" : "files");
+        else
+                ra_reason_format(m->reason,
+                                 "%" PRIu32 " KiB on trial: %" PRIu64 " of the %" PRIu64
+                                 " files reading opened under it, too few of the reads to judge it by, "
+                                 "so it is neither kept nor refuted.",
+                                 m->trial_kb, p->window_files, p->files);
+}
+
+/* The trial in force was judged and nothing moves: it stays, and the reason says on what. */
+static void trial_kept(RaModel *m) {
+        const RaPerf *trial = perf_find(m, m->trial_kb), *from = perf_find(m, m->trial_from_kb);
+
+        if (from && from->samples >= RA_ADAPT_SAMPLES && from->bytes_per_sec > 0)
+                ra_reason_format(m->reason,
+                                 "Files opened under %" PRIu32 " KiB read %.0f%% as fast as with %" PRIu32
+                                 " KiB (%.1f MB/s), so %" PRIu32 " KiB stays.",
+                                 m->trial_kb, trial->bytes_per_sec / from->bytes_per_sec * 100,
+                                 m->trial_from_kb, trial->bytes_per_sec / 1e6, m->trial_kb);
+        else
+                ra_reason_format(m->reason,
+                                 "Files opened under %" PRIu32 " KiB read %.1f MB/s, so %" PRIu32
+                                 " KiB stays.",
+                                 m->trial_kb, trial->bytes_per_sec / 1e6, m->trial_kb);
 }
 
 bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l) {
@@ -371,7 +426,12 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
                 }
         }
 
-        credit_throughput(m, c, o);
+        /* A trial is one while it is the window learned and in force (not pinned over, not moved since). */
+        if (m->trial_kb != 0 && (m->trial_kb != m->learned_kb || m->trial_kb != o->window_kb))
+                m->trial_kb = 0;
+        if (!credit_throughput(m, c, o) && c == RA_WORKLOAD_SEQUENTIAL && m->trial_kb != 0 &&
+            !perf_judged(m, m->trial_kb))
+                trial_wait(m, o);
 
         if (m->pending_count < RA_ADAPT_CONFIRM || m->since_change < RA_ADAPT_DWELL)
                 return false;
@@ -381,8 +441,13 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         else if (c == RA_WORKLOAD_SEQUENTIAL && (o->traced || paged(o)))
                 target = sequential_target(m, o, l, reason);
 
-        if (target == 0 || target == o->window_kb || target == m->learned_kb)
+        if (target == 0 || target == o->window_kb || target == m->learned_kb) {
+                if (c == RA_WORKLOAD_SEQUENTIAL && m->trial_kb != 0 && perf_judged(m, m->trial_kb)) {
+                        trial_kept(m);
+                        m->trial_kb = 0;
+                }
                 return false;
+        }
 
         /* Another class undoing what one set: only on more evidence than set it. */
         if (m->set_by != RA_WORKLOAD_IDLE && m->set_by != c && m->pending_count <= m->set_strength)
@@ -392,6 +457,11 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         m->set_strength = m->pending_count < RA_ADAPT_CONFIRM + RA_ADAPT_STRENGTH_MAX
                                   ? m->pending_count
                                   : RA_ADAPT_CONFIRM + RA_ADAPT_STRENGTH_MAX;
+        /* A larger window not measured yet is a trial: files opened under it will judge it. */
+        m->trial_kb =
+                c == RA_WORKLOAD_SEQUENTIAL && target > o->window_kb && !perf_judged(m, target) ? target : 0;
+        m->trial_from_kb = o->window_kb;
+        m->trial_waited = 0;
         m->learned_kb = target;
         memcpy(m->reason, reason, sizeof(m->reason));
         m->since_change = 0;

@@ -65,6 +65,20 @@
  * Those intervals neither count nor end the streak. Down to the kernel's
  * default needs no more than the confirmation.
  *
+ * A trial is judged only by reads of files that run under it. Files opened
+ * before it began keep the window they took and say nothing of it, however
+ * fast they read: until files opened under it have read RA_ADAPT_SAMPLES
+ * intervals (nearly) alone, the trial stands, neither kept nor refuted, and
+ * the reason says so. It stands without a time limit. Reverting it after a
+ * while would change nothing for the files reading (they never saw it) and
+ * would leave the next files opened, the only ones that can judge it, under
+ * the old window again: a job that reads for an hour with files opened at
+ * its start would have its trial proposed and withdrawn over and over and
+ * never measured. What the trial costs meanwhile is what it was proposed
+ * for: files opened while sequential reads fill every window get the larger
+ * one; a random workload that opens files under it cuts it as it cuts any
+ * window (on more evidence than set it).
+ *
  * Hysteresis: a workload class must hold for RA_ADAPT_CONFIRM busy intervals
  * (idle ones between them neither count nor break it: a job of one-second
  * runs with pauses confirms over three runs) and a change must be
@@ -163,6 +177,10 @@ typedef struct RaModel {
         uint64_t random_waste;     /* reads that wasted windows and the bytes they wasted... */
         unsigned random_intervals; /* ...over this many intervals dense enough to count */
 
+        uint32_t trial_kb;      /* a larger window on trial, not judged yet; 0: none */
+        uint32_t trial_from_kb; /* the window it is judged against */
+        unsigned trial_waited;  /* busy sequential intervals it stood with no file read under it */
+
         RaPerf perf[RA_ADAPT_PERF_SLOTS];
         size_t n_perf;
 } RaModel;
@@ -171,7 +189,8 @@ RaWorkload ra_adapt_classify(const RaObservation *o, uint32_t max_sectors_kb);
 
 /*
  * Feeds one interval. Returns true when learned_kb changed, with reason set
- * to one sentence on why.
+ * to one sentence on why. The reason may change without learned_kb: a trial
+ * that stands undecided, or one that was judged and stays, says so there.
  */
 bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *limits);
 

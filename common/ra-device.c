@@ -22,7 +22,9 @@ void ra_device_attrs_clear(RaDeviceAttrs *a) {
         free(a->name);
         free(a->backing_file);
         free(a->bus);
+        free(a->vendor);
         free(a->model);
+        free(a->revision);
         free(a->serial);
         free(a->wwn);
         free(a->id_path);
@@ -181,9 +183,9 @@ int ra_device_attrs_read_properties(RaDeviceAttrs *a, RaPropertyGetter get, void
                 const char *key;
                 char **field;
         } strings[] = {
-                { "ID_BUS", &a->bus },      { "ID_MODEL", &a->model },     { "ID_SERIAL", &a->serial },
-                { "ID_PATH", &a->id_path }, { "ID_FS_TYPE", &a->fs_type }, { "DM_UUID", &a->dm_uuid },
-                { "MD_UUID", &a->md_uuid },
+                { "ID_BUS", &a->bus },         { "ID_MODEL", &a->model },       { "ID_SERIAL", &a->serial },
+                { "ID_VENDOR", &a->vendor },   { "ID_REVISION", &a->revision }, { "ID_PATH", &a->id_path },
+                { "ID_FS_TYPE", &a->fs_type }, { "DM_UUID", &a->dm_uuid },      { "MD_UUID", &a->md_uuid },
         };
         const struct {
                 const char *key;

@@ -42,8 +42,10 @@ typedef struct RaDeviceAttrs {
         char *backing_file; /* loop devices only */
 
         /* udev database, or libblkid where udev does not say */
-        char *bus; /* ID_BUS */
-        char *model;
+        char *bus;      /* ID_BUS */
+        char *vendor;   /* ID_VENDOR */
+        char *model;    /* ID_MODEL */
+        char *revision; /* ID_REVISION: the firmware's */
         char *serial;
         char *wwn;
         char *id_path;

@@ -264,7 +264,9 @@ static RaPcacheStream *stream_get(RaPcacheAccount *a, const RaPcacheEvent *e) {
         }
 
         /* A file not seen lately: nothing is known of where it was read. */
-        *stalest = (RaPcacheStream){ .used = true, .s_dev = e->s_dev, .ino = e->ino, .next = UINT64_MAX };
+        *stalest = (RaPcacheStream){
+                .used = true, .s_dev = e->s_dev, .ino = e->ino, .next = UINT64_MAX, .epoch = a->epoch
+        };
         return stalest;
 }
 
@@ -289,6 +291,15 @@ static void count_window(RaPcacheAccount *a, uint32_t ra_pages, uint64_t pages) 
                 }
 }
 
+/* Sequential bytes of s read under the window in force. */
+static void count_in_window(RaPcacheAccount *a, RaPcacheStream *s, uint64_t bytes) {
+        a->now.window_bytes += bytes;
+        if (s->credited != a->interval + 1) {
+                s->credited = a->interval + 1;
+                a->now.window_files++;
+        }
+}
+
 /* A window was read for s: credit it to what caused it. */
 static void window_read(RaPcacheAccount *a, RaPcacheStream *s, uint64_t index, uint64_t pages,
                         uint32_t ra_pages, uint32_t window_kb) {
@@ -305,7 +316,7 @@ static void window_read(RaPcacheAccount *a, RaPcacheStream *s, uint64_t index, u
                 if (s->ra_pages > 0 && pages * 10 >= (uint64_t) s->ra_pages * 9)
                         a->now.full_bytes += bytes;
                 if ((uint64_t) s->ra_pages * (page_bytes(a) / 1024) == window_kb)
-                        a->now.window_bytes += bytes;
+                        count_in_window(a, s, bytes);
                 count_window(a, s->ra_pages, pages);
                 break;
         case RA_CAUSE_FAULT_FIRST:
@@ -338,8 +349,10 @@ static void page_added(RaPcacheAccount *a, RaPcacheStream *s, const RaPcacheEven
                 if (!s->run_from_start && s->run > 1 && s->run * 2 >= window_pages &&
                     s->run <= 2 * window_pages)
                         a->now.waste_bytes += (s->run - 1) * page_bytes(a);
-                /* A file read from its start begins a stream, not a jump. */
+                /* A file read from its start begins a stream, not a jump: opened again, as a rule. */
                 s->run_from_start = e->index == 0;
+                if (s->run_from_start)
+                        s->epoch = a->epoch;
                 if (!s->run_from_start)
                         a->now.random_reads++;
                 s->run = 0;
@@ -364,9 +377,12 @@ static void page_added(RaPcacheAccount *a, RaPcacheStream *s, const RaPcacheEven
         if (s->batch_seq == 0)
                 a->now.seq_reads++;
         a->now.seq_bytes += bytes;
-        /* A readahead larger than the window: the file took a larger one at its open. */
-        if (s->batch_max <= window_pages)
-                a->now.window_bytes += bytes;
+        /*
+         * A readahead larger than the window: the file took a larger one at its open. One
+         * seen before the window took its value may have taken a smaller one: see the header.
+         */
+        if (s->batch_max <= window_pages && s->epoch == a->epoch)
+                count_in_window(a, s, bytes);
         /*
          * A readahead as large as the window allows: the stream would read more at once
          * with a larger one. Its pages before it got that far count once it does.
@@ -385,6 +401,10 @@ void ra_pcache_account_add(RaPcacheAccount *a, const RaPcacheEvent *e, uint32_t 
 
         a->clock++;
         a->now.events++;
+        if (window_kb != a->window_kb) {
+                a->window_kb = window_kb;
+                a->epoch++;
+        }
         s = stream_get(a, e);
         s->last_seen = a->clock;
         if (s->interval != a->interval + 1) {

@@ -32,6 +32,14 @@
  * readahead: its size is the batch's, and the file's window is at least its
  * largest batch. Between two readaheads of a file the program reads what
  * the first brought, up to its mark: they are further apart than that takes.
+ *
+ * Which window a file runs under the fallback sees only from above: a
+ * readahead larger than the knob says the file took a larger one at its
+ * open, but a file opened under a smaller one reads readaheads that fit the
+ * knob's as well. So a file is credited to the window in force only when it
+ * was first seen, or read again from its first page (opened again, as a
+ * rule), after the knob took that value: four streams opened under 1 MiB
+ * must not speak for a 4 MiB trial begun while they read.
  */
 
 /*
@@ -142,6 +150,8 @@ typedef struct RaPcacheStream {
         uint64_t batch_ns;   /* ...and when its last page came */
         uint64_t batch_max;  /* fallback: the largest readahead seen, a floor for the file's window */
         uint32_t ra_pages;   /* the window the file took at its open */
+        uint64_t epoch;      /* fallback: the knob's epoch when first seen or read from its start */
+        uint64_t credited;   /* the last interval it was counted in window_files */
         RaPcacheCause pending;
         uint64_t req_count; /* of the read that made pending */
         uint64_t last_seen;
@@ -157,6 +167,7 @@ typedef struct RaPcacheSummary {
         uint64_t seq_bytes;     /* what they read */
         uint64_t full_bytes;    /* of seq_bytes, in windows as large as the file's window allows */
         uint64_t window_bytes;  /* of seq_bytes, by files under the window in force */
+        uint64_t window_files;  /* files that read them */
         uint64_t random_reads;  /* reads away from where their file was read before */
         uint64_t random_bytes;  /* what they read */
         uint64_t waste_bytes;   /* of random_bytes, beyond what the reads asked for */
@@ -169,7 +180,9 @@ typedef struct RaPcacheAccount {
         RaPcacheStream streams[RA_PCACHE_STREAMS];
         uint64_t clock;
         uint64_t interval;
-        uint32_t page_kb; /* 0: 4 */
+        uint32_t page_kb;   /* 0: 4 */
+        uint32_t window_kb; /* the knob's value with the last event... */
+        uint64_t epoch;     /* ...and how many times it changed */
         RaPcacheSummary now;
         uint64_t req_reads[RA_PCACHE_REQ_BUCKETS];
         uint64_t req_pages[RA_PCACHE_REQ_BUCKETS];

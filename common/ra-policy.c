@@ -185,12 +185,23 @@ void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *r
                                          "Learned %" PRIu32 " KiB from this device's reads before.",
                                          s->learned_kb);
         } else if (a->fleet_kb > 0) {
+                /* A starting value: what this device's reads here teach replaces it. */
                 *ret = (RaDecision){ .kb = ra_policy_clamp_kb(a->fleet_kb, bounds),
                                      .source = RA_SOURCE_FLEET };
-                ra_reason_format(ret->reason,
-                                 "%" PRIu32 " KiB, what a fleet learned for this model (RADAEMON_FLEET_KB "
-                                 "from udev's hwdb); nothing learned on this machine yet.",
-                                 ret->kb);
+                if (ret->kb != a->fleet_kb)
+                        ra_reason_format(
+                                ret->reason,
+                                "Starts at %" PRIu32 " KiB, the %" PRIu32
+                                " KiB a fleet learned for this model (RADAEMON_FLEET_KB from udev's "
+                                "hwdb) held within %" PRIu32 " to %" PRIu32
+                                " KiB, until it learns its own here.",
+                                ret->kb, a->fleet_kb, bounds.min_kb, bounds.max_kb);
+                else
+                        ra_reason_format(
+                                ret->reason,
+                                "Starts at %" PRIu32 " KiB, what a fleet learned for this model "
+                                "(RADAEMON_FLEET_KB from udev's hwdb), until it learns its own here.",
+                                ret->kb);
         } else if (s->has_calibrated) {
                 *ret = s->calibrated;
                 ret->kb = ra_policy_clamp_kb(ret->kb, bounds);

@@ -104,8 +104,9 @@ RaBounds ra_policy_bounds(const RaDeviceAttrs *a, const RaSettings *s);
 /*
  * The value radaemon wants for a device: what is there, when radaemon yields
  * to someone else's change; nothing (0) without a medium; a pin where there is one (D-Bus, then udev, then
- * configuration); else what was learned; else the prior. The last two stay
- * within the bounds of the configuration and the RADAEMON_MIN_KB and
- * RADAEMON_MAX_KB properties.
+ * configuration); else what was learned here; else a fleet's value for the
+ * model (RADAEMON_FLEET_KB), a starting value only; else a calibration's;
+ * else the prior. All but the pins stay within the bounds of the
+ * configuration and the RADAEMON_MIN_KB and RADAEMON_MAX_KB properties.
  */
 void ra_policy_decide(const RaDeviceAttrs *a, const RaSettings *s, RaDecision *ret);

@@ -177,6 +177,10 @@ static const sd_bus_vtable device_vtable[] = {
         DISK_PROPERTY("Rotational", "b", property_get_bool, attrs.rotational, CHANGES),
         DISK_PROPERTY("Removable", "b", property_get_bool, attrs.removable, CHANGES),
         DISK_PROPERTY("Transport", "s", NULL, attrs.transport, CHANGES),
+        /* What udev calls the hardware, for racontrol export's hwdb keys: read when asked. */
+        DISK_PROPERTY("Vendor", "s", property_get_string_or_empty, attrs.vendor, 0),
+        DISK_PROPERTY("Model", "s", property_get_string_or_empty, attrs.model, 0),
+        DISK_PROPERTY("Revision", "s", property_get_string_or_empty, attrs.revision, 0),
         DISK_PROPERTY("ReadAheadKB", "u", NULL, attrs.read_ahead_kb, CHANGES),
         DISK_PROPERTY("TargetKB", "u", NULL, decision.kb, CHANGES),
         DISK_PROPERTY("Source", "s", property_get_source, decision.source, CHANGES),

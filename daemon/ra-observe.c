@@ -222,13 +222,18 @@ void ra_observe_disk(Manager *m, RaDisk *d, uint64_t now) {
         if (ra_tune_begin(d, &t) < 0)
                 return;
         if (observe_disk(m, d, &stat, kb, now, &o) > 0) {
-                bool learned = learn(m, d, &o);
+                char was[RA_REASON_MAX];
+                bool learned;
 
+                memcpy(was, d->model.reason, sizeof(was));
+                learned = learn(m, d, &o);
                 publish(d, &o);
                 if (learned) {
                         ra_store_learned(m, d);
                         event = "learning";
-                }
+                } else if (strcmp(was, d->model.reason) != 0)
+                        /* The same value, a new reason (a trial undecided, or kept): nothing to store. */
+                        event = "trial";
         }
         ra_tune_commit(m, &t, event);
         ra_calibrate_consider(m, d, now);

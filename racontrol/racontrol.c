@@ -11,7 +11,7 @@
 
 static const struct {
         const char *name;
-        int n_args; /* exactly this many arguments after the verb; -1: one or more */
+        int n_args; /* exactly this many arguments after the verb; -1: one or more; -2: any number */
         int (*run)(RcContext *c, char **args);
         const char *args;
         const char *summary;
@@ -26,6 +26,7 @@ static const struct {
         { "monitor", 0, verb_monitor, "", "print every change as it happens, until Ctrl-C" },
         { "metrics", 0, verb_metrics, "", "every disk's numbers for Prometheus (text format)" },
         { "prefetch", -1, verb_prefetch, "PATH...", "warm a tree's metadata (--data: and contents)" },
+        { "export", -2, verb_export, "[DEV...]", "what was learned, as a udev hwdb file for a fleet" },
 };
 
 static void help(void) {
@@ -44,6 +45,8 @@ static void help(void) {
                "               disk, one per CPU where ext4 is read ahead from it, else 16)\n"
                "  --budget SIZE  with prefetch --data: read ahead at most SIZE bytes (K, M, G;\n"
                "               default half of MemAvailable)\n"
+               "  --current    with export: the value in force, where nothing is learned too\n"
+               "  --no-revision  with export: match every firmware revision of a model\n"
                "  -h, --help   show this help\n"
                "  --version    show the version\n\n"
                "Anyone may look; changing anything needs root. Exit status: 0 on success,\n"
@@ -53,7 +56,17 @@ static void help(void) {
 
 /* Returns 1 to go on, 0 to exit successfully, RC_EXIT_USAGE on a bad option. */
 static int parse_argv(int argc, char *argv[], RcContext *c) {
-        enum { ARG_JSON = 0x100, ARG_RUNTIME, ARG_VERSION, ARG_DATA, ARG_ALWAYS, ARG_THREADS, ARG_BUDGET };
+        enum {
+                ARG_JSON = 0x100,
+                ARG_RUNTIME,
+                ARG_VERSION,
+                ARG_DATA,
+                ARG_ALWAYS,
+                ARG_THREADS,
+                ARG_BUDGET,
+                ARG_CURRENT,
+                ARG_NO_REVISION,
+        };
         static const struct option options[] = {
                 { "json", no_argument, NULL, ARG_JSON },
                 { "runtime", no_argument, NULL, ARG_RUNTIME },
@@ -61,6 +74,8 @@ static int parse_argv(int argc, char *argv[], RcContext *c) {
                 { "always", no_argument, NULL, ARG_ALWAYS },
                 { "threads", required_argument, NULL, ARG_THREADS },
                 { "budget", required_argument, NULL, ARG_BUDGET },
+                { "current", no_argument, NULL, ARG_CURRENT },
+                { "no-revision", no_argument, NULL, ARG_NO_REVISION },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {},
@@ -102,6 +117,12 @@ static int parse_argv(int argc, char *argv[], RcContext *c) {
                         }
                         c->budget_set = true;
                         break;
+                case ARG_CURRENT:
+                        c->current = true;
+                        break;
+                case ARG_NO_REVISION:
+                        c->no_revision = true;
+                        break;
                 case 'h':
                         help();
                         return 0;
@@ -137,7 +158,7 @@ int main(int argc, char *argv[]) {
                 if (strcmp(verbs[i].name, verb) != 0)
                         continue;
 
-                if (verbs[i].n_args < 0 && n_args == 0) {
+                if (verbs[i].n_args == -1 && n_args == 0) {
                         fprintf(stderr, "racontrol: %s takes at least 1 argument; usage: racontrol %s %s\n",
                                 verb, verb, verbs[i].args);
                         return RC_EXIT_USAGE;
@@ -154,6 +175,10 @@ int main(int argc, char *argv[]) {
                 if ((c.data || c.always || c.threads > 0 || c.budget_set) && verbs[i].run != verb_prefetch) {
                         fprintf(stderr,
                                 "racontrol: --data, --always, --threads and --budget only go with prefetch\n");
+                        return RC_EXIT_USAGE;
+                }
+                if ((c.current || c.no_revision) && verbs[i].run != verb_export) {
+                        fprintf(stderr, "racontrol: --current and --no-revision only go with export\n");
                         return RC_EXIT_USAGE;
                 }
                 if (c.budget_set && !c.data) {

@@ -13,6 +13,9 @@ typedef struct RcContext {
         sd_bus *bus;
         bool json;
         bool runtime; /* set --runtime: the pin lasts until radaemon stops */
+        /* export: --current, --no-revision */
+        bool current;
+        bool no_revision;
         /* prefetch: --data, --always, --threads, --budget */
         bool data;
         bool always;
@@ -38,6 +41,7 @@ int verb_restore(RcContext *c, char **args);
 int verb_metrics(RcContext *c, char **args);
 int verb_prefetch(RcContext *c, char **args);
 int verb_calibrate(RcContext *c, char **args);
+int verb_export(RcContext *c, char **args);
 
 /* --- rc-bus.c: talking to radaemon --------------------------------------- */
 
@@ -52,6 +56,9 @@ typedef struct RcDevice {
         char *node;
         char *identity;
         char *transport;
+        char *vendor; /* ID_VENDOR, ID_MODEL, ID_REVISION; "" where udev does not say */
+        char *model;
+        char *revision;
         char *source;
         char *reason;
         char *workload;

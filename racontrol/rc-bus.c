@@ -32,6 +32,9 @@ void rc_device_clear(RcDevice *d) {
         free(d->node);
         free(d->identity);
         free(d->transport);
+        free(d->vendor);
+        free(d->model);
+        free(d->revision);
         free(d->source);
         free(d->reason);
         free(d->workload);
@@ -53,6 +56,9 @@ static const struct {
         { "Node", 's', offsetof(RcDevice, node) },
         { "Identity", 's', offsetof(RcDevice, identity) },
         { "Transport", 's', offsetof(RcDevice, transport) },
+        { "Vendor", 's', offsetof(RcDevice, vendor) },
+        { "Model", 's', offsetof(RcDevice, model) },
+        { "Revision", 's', offsetof(RcDevice, revision) },
         { "Source", 's', offsetof(RcDevice, source) },
         { "Reason", 's', offsetof(RcDevice, reason) },
         { "Workload", 's', offsetof(RcDevice, workload) },

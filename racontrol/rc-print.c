@@ -65,6 +65,12 @@ void rc_json_device(const RcDevice *d) {
         fputs(d->removable ? "true" : "false", stdout);
         json_key("transport", false);
         rc_json_string(d->transport);
+        json_key("vendor", false);
+        rc_json_string(d->vendor);
+        json_key("model", false);
+        rc_json_string(d->model);
+        json_key("revision", false);
+        rc_json_string(d->revision);
         json_key("read_ahead_kb", false);
         printf("%" PRIu32, d->read_ahead_kb);
         json_key("target_kb", false);
@@ -146,6 +152,10 @@ void rc_print_device(const RcDevice *d) {
                d->read_ahead_kb, d->target_kb, d->source ?: "", d->reason ?: "", d->workload ?: "",
                ra_format_size(d->read_bytes_per_sec, rate),
                ra_format_size(d->avg_read_request_bytes, request), evidence_text(d->evidence));
+        /* Where udev names the hardware: what racontrol export keys a fleet's value by. */
+        if (d->model && d->model[0])
+                printf("Model:         %s%s%s%s%s\n", d->vendor ?: "", d->vendor && d->vendor[0] ? " " : "",
+                       d->model, d->revision && d->revision[0] ? ", firmware " : "", d->revision ?: "");
         print_calibration(d);
 }
 

@@ -38,7 +38,8 @@ devs = {d["name"]: d for d in doc["devices"]}
 assert sorted(devs) == sorted([tiny, big]), sorted(devs)
 types = {"name": str, "kind": str, "mount_point": str, "file_system": str, "stack": str,
          "node": str, "identity": str, "size_bytes": int, "rotational": bool,
-         "removable": bool, "transport": str, "read_ahead_kb": int, "target_kb": int, "source": str,
+         "removable": bool, "transport": str, "vendor": str, "model": str, "revision": str,
+         "read_ahead_kb": int, "target_kb": int, "source": str,
          "reason": str, "read_bytes_per_sec": int, "avg_read_request_bytes": int, "workload": str,
          "evidence": str, "calibration": str, "calibrated_usec": int, "calibrating": bool}
 for d in doc["devices"]:
@@ -50,6 +51,8 @@ for d in doc["devices"]:
     assert d["node"] == "/dev/" + d["name"], d["node"]
     assert (d["kind"], d["mount_point"], d["file_system"], d["stack"]) == ("disk", "", "", ""), d
     assert d["transport"] == "loop", d["transport"]
+    # udev names no hardware for a loop device.
+    assert (d["vendor"], d["model"], d["revision"]) == ("", "", ""), d
     assert d["source"] == "prior", d["source"]
     assert d["reason"].endswith(".") and len(d["reason"]) > 20, d["reason"]
     assert d["workload"] in ("idle", "sequential", "random", "mixed"), d["workload"]

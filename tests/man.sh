@@ -64,7 +64,7 @@ covers org.radaemon.ReadAhead1.5 "${names[@]}" "${errors[@]}" org.radaemon.ReadA
 ra_ok "every D-Bus method, property and error: ${#names[@]} names, ${#errors[@]} errors"
 
 mapfile -t props < <(grep -ohE '"RADAEMON_[A-Z_]+"' "$RA_SRCDIR/common/ra-device.c" | tr -d '"' | sort -u)
-((${#props[@]} == 5)) || ra_fail "expected 5 RADAEMON_* properties in common/ra-device.c, found ${props[*]}"
+((${#props[@]} == 6)) || ra_fail "expected 6 RADAEMON_* properties in common/ra-device.c, found ${props[*]}"
 covers radaemon.8 "${props[@]}"
 covers radaemon-udev.8 "${props[@]}" RADAEMON_FIRST_KB RADAEMON_SOURCE 60-radaemon-local.rules
 ra_ok "every udev property, in radaemon(8) and radaemon-udev(8)"

@@ -291,6 +291,71 @@ START_TEST(test_decide_udev_bounds) {
 }
 END_TEST
 
+/*
+ * A fleet's value for the model (RADAEMON_FLEET_KB from udev's hwdb) is a
+ * starting value: above the kind's prior, below what was learned here and
+ * below every pin and the configuration; held within the bounds.
+ */
+START_TEST(test_decide_fleet) {
+        RaDeviceAttrs a = { .size_bytes = 22 * GB, .transport = "ata", .fleet_kb = 2048 };
+        RaSettings s = { .bounds = default_bounds };
+        RaDecision d;
+
+        ra_policy_decide(&a, &s, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_FLEET);
+        ck_assert_uint_eq(d.kb, 2048);
+        ck_assert_ptr_nonnull(strstr(d.reason, "RADAEMON_FLEET_KB"));
+        assert_one_sentence(d.reason);
+        /* Not capped by size, as the prior is: the fleet measured this model. */
+        ck_assert_uint_gt(d.kb, ra_policy_size_cap_kb(a.size_bytes));
+
+        /* Bounds hold it, and the reason says so. */
+        a.max_kb = 1024;
+        ra_policy_decide(&a, &s, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_FLEET);
+        ck_assert_uint_eq(d.kb, 1024);
+        ck_assert_ptr_nonnull(strstr(d.reason, "held within 4 to 1024 KiB"));
+        assert_one_sentence(d.reason);
+        a.max_kb = 0;
+        a.min_kb = 4096;
+        ra_policy_decide(&a, &s, &d);
+        ck_assert_uint_eq(d.kb, 4096);
+        a.min_kb = 0;
+        s.bounds.max_kb = 512;
+        ra_policy_decide(&a, &s, &d);
+        ck_assert_uint_eq(d.kb, 512);
+        s.bounds = default_bounds;
+
+        /* Learned here wins over the fleet. */
+        s.learned_kb = 256;
+        ra_policy_decide(&a, &s, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_LEARNED);
+        ck_assert_uint_eq(d.kb, 256);
+
+        /* Then the configuration, a udev pin and a D-Bus pin, each over the last. */
+        s.config_kb = 128;
+        ra_policy_decide(&a, &s, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_CONFIG);
+        ck_assert_uint_eq(d.kb, 128);
+        a.pin_kb = 64;
+        ra_policy_decide(&a, &s, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_UDEV);
+        ck_assert_uint_eq(d.kb, 64);
+        s.pinned_kb = 32;
+        ra_policy_decide(&a, &s, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_PINNED);
+        ck_assert_uint_eq(d.kb, 32);
+
+        /* Without the fleet's value, the kind's prior. */
+        s = (RaSettings){ .bounds = default_bounds };
+        a.pin_kb = 0;
+        a.fleet_kb = 0;
+        ra_policy_decide(&a, &s, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_PRIOR);
+        ck_assert_str_eq(ra_source_to_string(RA_SOURCE_FLEET), "fleet");
+}
+END_TEST
+
 START_TEST(test_source_names) {
         ck_assert_str_eq(ra_source_to_string(RA_SOURCE_PRIOR), "prior");
         ck_assert_str_eq(ra_source_to_string(RA_SOURCE_LEARNED), "learned");
@@ -318,6 +383,7 @@ int main(void) {
         tcase_add_test(tc, test_decide_precedence);
         tcase_add_test(tc, test_decide_udev_bounds);
         tcase_add_test(tc, test_decide_learned);
+        tcase_add_test(tc, test_decide_fleet);
         tcase_add_test(tc, test_source_names);
         suite_add_tcase(s, tc);
 
