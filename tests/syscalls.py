@@ -10,9 +10,9 @@ daemon's pid (from the execve of radaemon on). Fails, naming each, on:
   - a socket of a family outside RestrictAddressFamilies=;
   - memory both writable and executable (MemoryDenyWriteExecute=);
   - a device node opened for writing (DeviceAllow=block-* r);
-  - a fork, a thread or a namespace (radaemon never forks;
-    RestrictNamespaces=), personality changes (LockPersonality=), realtime
-    scheduling (RestrictRealtime=).
+  - a fork or a namespace (radaemon never forks; RestrictNamespaces=): only
+    threads (a calibration's), personality changes (LockPersonality=),
+    realtime scheduling (RestrictRealtime=).
 """
 import re
 import subprocess
@@ -86,7 +86,8 @@ def main(unit, trace):
                 problems.append(f"socket family outside RestrictAddressFamilies=: {line.strip()}")
         if name in ("mmap", "mprotect", "pkey_mprotect") and "PROT_WRITE" in args and "PROT_EXEC" in args:
             problems.append(f"writable and executable memory: {line.strip()}")
-        if name in ("fork", "vfork", "clone", "clone3", "unshare", "setns"):
+        thread = name in ("clone", "clone3") and "CLONE_THREAD" in args
+        if name in ("fork", "vfork", "clone", "clone3", "unshare", "setns") and not thread:
             problems.append(f"radaemon should neither fork nor change namespaces: {line.strip()}")
         if name in ("open", "openat", "openat2") and '"/dev/' in args and ("O_WRONLY" in args or "O_RDWR" in args):
             if not re.search(r'"/dev/(null|zero|full|random|urandom)"', args):
