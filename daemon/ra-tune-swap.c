@@ -77,6 +77,20 @@ static void write_decision(Manager *m, const char *event) {
                  ra_source_to_string(w->decision.source), event, w->decision.reason);
 }
 
+/*
+ * Whether the sysctl still holds what was last read, as sysfs_moved() asks
+ * of a disk: a value that moved goes through the drift check first, which
+ * decides again, rather than being written over unseen.
+ */
+static bool sysctl_moved(Manager *m) {
+        int now = ra_tune_swap_read();
+
+        if (now < 0 || now == m->swap->current)
+                return false;
+        ra_tune_swap_drift(m, now);
+        return true;
+}
+
 void ra_tune_swap_decide(Manager *m, const char *event) {
         RaSwapWatch *w = m->swap;
         RaSwapDecision previous = w->decision;
@@ -102,6 +116,8 @@ void ra_tune_swap_decide(Manager *m, const char *event) {
 
         if (w->decision.value < 0 || w->current < 0)
                 log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0, "Swap: %s", w->decision.reason);
+        else if (sysctl_moved(m))
+                return;
         else if (w->decision.value == w->current)
                 log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
                                "Swap: vm.page-cluster stays at %d (%s, on %s): %s", w->current,
