@@ -139,6 +139,13 @@ if [[ $phase == 1 ]]; then
 	fi
 	ok "the package installed; radaemon active (the root disk $rootdisk was at $vda_before KiB)"
 	wait_for "[[ -n \$(prop $rootdisk target_kb) ]]" 30 || fail "radaemon does not show $rootdisk"
+	# A calibration on 6.1: direct reads of the virtio disk at idle priority, once it has been idle.
+	vblk=$(serial_dev vblk1)
+	if wait_for "[[ -n \$(prop $vblk calibration) ]]" 60; then
+		ok "$vblk calibrated on $(uname -r): $(prop "$vblk" calibration); $(prop "$vblk" target_kb) KiB ($(prop "$vblk" source))"
+	else
+		fail "$vblk was not calibrated within 60 s: $(journalctl -u radaemon -o cat --no-pager | grep "^$vblk: " | tail -n 3)"
+	fi
 	evidence=$(busctl get-property org.radaemon.ReadAhead1 /org/radaemon/ReadAhead1 \
 		org.radaemon.ReadAhead1.Manager Evidence)
 	[[ $evidence == 's "page-cache"' ]] && ok "radaemon learns from: $evidence (Manager.Evidence)" ||
