@@ -17,6 +17,7 @@
 #define SEQ_MAX_KB 1024u
 /* Below this a device is slow enough that every KiB read for nothing is felt (a 15 kB/s stick). */
 #define SLOW_KB_S 1024u
+#define SEEK_MIN_US 1000u
 
 size_t ra_calib_sizes(uint32_t max_kb, uint32_t sizes[static RA_CALIB_POINTS_MAX]) {
         size_t n = 0;
@@ -54,19 +55,33 @@ bool ra_calib_affordable(const RaCalibSample *s, size_t n, uint32_t kb) {
         return (double) nsec + fastest * kb <= (double) RA_CALIB_NSEC_MAX;
 }
 
+/*
+ * The fastest of a size's sequential reads: what the device costs, as
+ * anything else (another process's CPU, an interrupt) only adds to a read's
+ * time. 0 when none.
+ */
+static uint64_t fastest_nsec(const RaCalibSample *s, size_t n, uint32_t kb) {
+        uint64_t best = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (!s[i].jump && s[i].kb == kb && (best == 0 || s[i].nsec < best))
+                        best = s[i].nsec;
+        return best;
+}
+
 static int cmp_u64(const void *a, const void *b) {
         uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
 
         return x < y ? -1 : x > y;
 }
 
-/* The median time of the samples that match kb and jump (kb 0: any size); 0 when none. */
-static uint64_t median_nsec(const RaCalibSample *s, size_t n, uint32_t kb, bool jump) {
+/* The median time of the reads that jumped (their distances differ); 0 when none. */
+static uint64_t median_nsec(const RaCalibSample *s, size_t n, bool jump) {
         uint64_t t[RA_CALIB_SAMPLES_MAX];
         size_t m = 0;
 
         for (size_t i = 0; i < n && m < ELEMENTSOF(t); i++)
-                if (s[i].jump == jump && (kb == 0 || s[i].kb == kb))
+                if (s[i].jump == jump)
                         t[m++] = s[i].nsec;
         if (m == 0)
                 return 0;
@@ -99,7 +114,7 @@ int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret) 
                         known = known || ret->points[j].kb == s[i].kb;
                 if (known || ret->n_points == RA_CALIB_POINTS_MAX)
                         continue;
-                t = median_nsec(s, n, s[i].kb, false);
+                t = fastest_nsec(s, n, s[i].kb);
                 ret->points[ret->n_points++] = (RaCalibPoint){
                         .kb = s[i].kb,
                         .kb_s = t > 0 ? to_u32((double) s[i].kb * 1e9 / (double) t) : 0,
@@ -113,7 +128,7 @@ int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret) 
         } else {
                 for (size_t j = 0; j < ret->n_points; j++) {
                         double x = ret->points[j].kb,
-                               y = (double) median_nsec(s, n, ret->points[j].kb, false);
+                               y = (double) fastest_nsec(s, n, ret->points[j].kb);
 
                         sx += x;
                         sy += y;
@@ -125,7 +140,7 @@ int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret) 
                 c = (sy - per_kb * sx) / ret->n_points;
                 if (per_kb <= 0) {
                         /* Bigger reads no slower: the largest's rate, the best there is to say. */
-                        per_kb = (double) median_nsec(s, n, ret->points[ret->n_points - 1].kb, false) /
+                        per_kb = (double) fastest_nsec(s, n, ret->points[ret->n_points - 1].kb) /
                                  ret->points[ret->n_points - 1].kb;
                         c = 0;
                 }
@@ -134,7 +149,7 @@ int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret) 
         }
 
         /* A jump: a small read elsewhere, less what the same read costs in sequence. */
-        jump = median_nsec(s, n, 0, true);
+        jump = median_nsec(s, n, true);
         if (jump > 0) {
                 double same = ret->command_us * 1000.0 +
                               (ret->bandwidth_kb_s ? 4.0 * 1e9 / ret->bandwidth_kb_s : 0);
@@ -160,6 +175,16 @@ static uint32_t pow2_at_most(uint64_t kb) {
         return w;
 }
 
+/*
+ * Whether a head moves: a rotational disk whose jump costs a millisecond
+ * more than two commands. A device that only says it is rotational (a USB
+ * bridge, a virtual disk over a host's page cache) jumps for the price of a
+ * command.
+ */
+static bool seeks(const RaCalib *c, const RaDeviceAttrs *a) {
+        return a->rotational && c->jump_us >= SEEK_MIN_US + 2 * c->command_us;
+}
+
 void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret) {
         char why[RA_REASON_MAX];
         RaDecision prior;
@@ -172,20 +197,29 @@ void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, R
                 return;
         }
 
-        if (a->rotational && c->jump_us > 0) {
-                /* jump_us µs at bandwidth_kb_s KiB/s: the KiB read in a quarter of a jump. */
-                uint64_t quarter = (uint64_t) c->jump_us * c->bandwidth_kb_s / 4 / 1000000;
-                uint32_t most = prior.kb > KERNEL_DEFAULT_KB ? prior.kb : KERNEL_DEFAULT_KB;
+        if (seeks(c, a)) {
+                /* The KiB it reads in the time of one jump. */
+                uint64_t per_jump = (uint64_t) c->jump_us * c->bandwidth_kb_s / 1000000;
 
-                kb = pow2_at_most(quarter);
-                if (kb < KERNEL_DEFAULT_KB)
-                        kb = KERNEL_DEFAULT_KB;
-                if (kb > most)
-                        kb = most;
-                (void) snprintf(why, sizeof(why),
-                                "a jump costs %" PRIu32 ".%" PRIu32 " ms, in which it reads %" PRIu64
-                                " KiB: %" PRIu32 " KiB read for nothing costs at most a quarter of one",
-                                c->jump_us / 1000, c->jump_us % 1000 / 100, quarter * 4, kb);
+                if (per_jump >= prior.kb) {
+                        kb = prior.kb;
+                        (void) snprintf(why, sizeof(why),
+                                        "a jump costs %" PRIu32 ".%" PRIu32 " ms, in which it reads %" PRIu64
+                                        " KiB, more than its prior's %" PRIu32
+                                        " KiB: streams that take turns seek at every switch, so the prior "
+                                        "stands",
+                                        c->jump_us / 1000, c->jump_us % 1000 / 100, per_jump, kb);
+                } else {
+                        kb = pow2_at_least(per_jump);
+                        if (kb < KERNEL_DEFAULT_KB)
+                                kb = KERNEL_DEFAULT_KB;
+                        (void) snprintf(why, sizeof(why),
+                                        "a jump costs only %" PRIu32 ".%" PRIu32
+                                        " ms, in which it reads %" PRIu64 " KiB: from %" PRIu32
+                                        " KiB a window, streams that take turns spend no more time seeking "
+                                        "than reading",
+                                        c->jump_us / 1000, c->jump_us % 1000 / 100, per_jump, kb);
+                }
         } else if (c->bandwidth_kb_s < SLOW_KB_S) {
                 /* So slow that a tenth of a second's reading is the most worth risking. */
                 kb = pow2_at_most(c->bandwidth_kb_s / 10 > 4 ? c->bandwidth_kb_s / 10 : 4);
@@ -200,11 +234,17 @@ void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, R
                  * each doubling beyond gains less than 5 %.
                  */
                 uint64_t need = (uint64_t) 19 * c->command_us * c->bandwidth_kb_s / 1000000;
+                size_t len = 0;
 
                 kb = pow2_at_least(need);
                 if (kb < KERNEL_DEFAULT_KB)
                         kb = KERNEL_DEFAULT_KB;
-                (void) snprintf(why, sizeof(why),
+                if (a->rotational && c->jump_us > 0)
+                        len = (size_t) snprintf(why, sizeof(why),
+                                                "it says it is rotational, but a jump costs only %" PRIu32
+                                                " us, so no head moves; ",
+                                                c->jump_us);
+                (void) snprintf(why + len, sizeof(why) - len,
                                 "%" PRIu32 " us a command at %" PRIu32
                                 " MiB/s: one stream reads at 95 %% of that from %" PRIu64
                                 " KiB a window, so %" PRIu32 " KiB",

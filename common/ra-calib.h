@@ -36,7 +36,7 @@ typedef struct RaCalibSample {
         bool jump;
 } RaCalibSample;
 
-/* The measured curve: the throughput of one direct read of kb, the median of its repeats. */
+/* The measured curve: the throughput of one direct read of kb, the fastest of its repeats. */
 typedef struct RaCalibPoint {
         uint32_t kb;
         uint32_t kb_s;
@@ -68,7 +68,8 @@ bool ra_calib_affordable(const RaCalibSample *s, size_t n, uint32_t kb);
 
 /*
  * Fits the samples: the curve, the command cost and bandwidth from the
- * sequential reads (least squares on t = c + S / B; with one size only, the
+ * sequential reads (least squares on t = c + S / B over the fastest read of
+ * each size, as interference only adds time; with one size only, the
  * bandwidth at that size and no command cost), a rotational disk's jump
  * from the reads that jumped. -EINVAL when no read was sequential.
  */
@@ -77,12 +78,15 @@ int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret);
 /*
  * The window a calibration says, as a decision with its reason (source
  * RA_SOURCE_CALIBRATED). Flash: the smallest power of two at which one
- * stream gets 95 % of the bandwidth (W >= 19 c B), at most 4 MiB. A
- * rotational disk: the largest power of two whose transfer costs no more
- * than a quarter of a jump (W <= jump B / 4), at least the kernel's 128 KiB
- * and at most its prior from size (a calibration never raises a disk's).
- * Then, as a learned value, capped at a 128th of the device's size, and
- * held in bounds.
+ * stream gets 95 % of the bandwidth (W >= 19 c B), at least 128 KiB and at
+ * most 4 MiB; a device reading under 1 MiB/s, what it reads in a tenth of a
+ * second. A disk whose head moves (a jump costs a millisecond more than two
+ * commands) reads one stream as fast at any window, but streams that take
+ * turns seek at every switch: it keeps its prior from size unless a jump
+ * reads less than that, and then gets the window read in one jump, at least
+ * 128 KiB. A "rotational" device whose jumps cost no more than a command is
+ * decided as flash. Then, as a learned value, capped at a 128th of the
+ * device's size, and held in bounds.
  */
 void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret);
 

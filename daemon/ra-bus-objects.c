@@ -87,17 +87,16 @@ static int method_device_calibrate(sd_bus_message *msg, void *userdata, sd_bus_e
                 return r;
         r = ra_calibrate_request(d->manager, d, msg);
         if (r == -EBUSY)
-                return sd_bus_error_setf(error, RA_BUS_ERROR_BUSY,
-                                         "%s: another disk is being calibrated; try again in a second.",
-                                         d->name);
+                return sd_bus_error_set(error, RA_BUS_ERROR_BUSY,
+                                        "Another disk is being calibrated; try again in a second.");
         if (r == -EOPNOTSUPP)
                 return sd_bus_error_setf(
                         error, RA_BUS_ERROR_INVALID_VALUE,
                         "%s: only a whole disk with a medium can be calibrated, not a %s%s.", d->name,
                         ra_kind_to_string(d->kind), d->attrs.size_bytes == 0 ? " without a medium" : "");
         if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "%s: cannot start a calibration: %s",
-                                         d->name, strerror(-r));
+                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot start a calibration: %s.",
+                                         strerror(-r));
         return 1; /* answered by ra-calibrate.c */
 }
 

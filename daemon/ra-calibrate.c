@@ -27,7 +27,7 @@
 #define AWAKE_USEC (60 * 1000000ULL)
 /* After a calibration other reads interrupted, the quiet to wait for before the next. */
 #define RETRY_USEC (60 * 1000000ULL)
-#define PASSES 3
+#define PASSES 5
 #define JUMPS 8
 #define JUMP_KB 4
 
@@ -108,7 +108,7 @@ static int timed_read(RaCalibJob *j, int fd, void *buf, uint32_t kb, uint64_t of
 }
 
 /*
- * The thread: sequential reads of each size in turn, three passes, from the
+ * The thread: sequential reads of each size in turn, five passes, from the
  * middle of the disk on (a disk's middle zone reads at its middle speed);
  * then, on a rotational disk, small reads an eighth of the disk apart. Each
  * read only if the budget allows it (ra_calib_affordable()) and nothing else
@@ -263,7 +263,7 @@ reply:
         if (j->request) {
                 if (r < 0)
                         (void) sd_bus_reply_method_errorf(
-                                j->request, SD_BUS_ERROR_FAILED, "%s: calibration failed: %s", j->name,
+                                j->request, SD_BUS_ERROR_FAILED, "Calibration failed: %s.",
                                 r == -EBUSY ? "other reads or writes came meanwhile" : strerror(-r));
                 else
                         (void) sd_bus_reply_method_return(j->request, "s", figures(&c, text, sizeof(text)));
