@@ -10,27 +10,21 @@
 source "$(dirname "$0")/lib.sh"
 ra_setup
 ra_start_bus
-SERVER=$RA_BUILDDIR/bench/ra-devmodel
-DEVMODEL=(python3 "$RA_SRCDIR/bench/devmodel" --builddir "$RA_BUILDDIR")
-[[ -x $SERVER ]] || ra_fail "no $SERVER: configure found no libfuse3 (install-deps installs libfuse3-dev)"
-
-ATTACHED=()
-detach_all() {
-	local dev
-	for dev in "${ATTACHED[@]}"; do
-		"${DEVMODEL[@]}" detach "$dev" 2>/dev/null || true
-	done
-}
-RA_HOOKS+=(detach_all)
-stat_of() { "${DEVMODEL[@]}" stats "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
-attach() {
-	local out
-	out=$("${DEVMODEL[@]}" attach "$1") || ra_fail "attach $1 failed"
-	DEV=$(basename "$(tail -n 1 <<<"$out")")
-	ATTACHED+=("$DEV")
-	udevadm settle -t 10 || true
-}
+stat_of() { ra_devmodel_stat "$@"; }
+attach() { ra_devmodel_attach "$1"; }
 calibration() { ra_property "$1" calibration; }
+# config yes|no: the three models, calibrate = yes or no.
+config() {
+	ra_config <<CONF
+[daemon]
+devices = $flash $stick $disk
+interval_ms = 500
+state_dir = $T/state
+
+[policy]
+calibrate = $1
+CONF
+}
 calibrated() { [[ -n $(calibration "$1") ]]; }
 
 attach ssd-ctrl
@@ -45,15 +39,7 @@ flash_bytes0=$(stat_of "$flash" read_bytes)
 stick_bytes0=$(stat_of "$stick" read_bytes)
 disk_reads0=$(stat_of "$disk" reads)
 
-ra_config <<CONF
-[daemon]
-devices = $flash $stick $disk
-interval_ms = 500
-state_dir = $T/state
-
-[policy]
-calibrate = yes
-CONF
+config yes
 ra_start_daemon
 prior=$(ra_kb "$flash")
 
@@ -138,15 +124,7 @@ ra_ok "$flash: not measured again after a restart; $(ra_kb "$flash") KiB from wh
 # --- calibrate = no -------------------------------------------------------------------
 ra_stop_daemon
 rm -rf "$T/state"
-ra_config <<CONF
-[daemon]
-devices = $flash $stick $disk
-interval_ms = 500
-state_dir = $T/state
-
-[policy]
-calibrate = no
-CONF
+config no
 reads0=$(stat_of "$flash" reads)
 ra_start_daemon
 sleep 3

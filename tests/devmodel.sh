@@ -9,29 +9,13 @@
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 ra_setup
-SERVER=$RA_BUILDDIR/bench/ra-devmodel
-DEVMODEL=(python3 "$RA_SRCDIR/bench/devmodel" --builddir "$RA_BUILDDIR")
+SERVER=$RA_DEVMODEL_SERVER
+DEVMODEL=("${RA_DEVMODEL[@]}")
 [[ -x $SERVER ]] || ra_fail "no $SERVER: configure found no libfuse3 (install-deps installs libfuse3-dev)"
 command -v fio >/dev/null || ra_fail "fio is not installed"
 
-ATTACHED=()
-detach_all() {
-	local dev
-	for dev in "${ATTACHED[@]}"; do
-		"${DEVMODEL[@]}" detach "$dev" 2>/dev/null || true
-	done
-}
-RA_HOOKS+=(detach_all)
-
-stat_of() { "${DEVMODEL[@]}" stats "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
-
-attach() {
-	local out
-	out=$("${DEVMODEL[@]}" attach "$1") || ra_fail "attach $1 failed"
-	DEV=$(basename "$(tail -n 1 <<<"$out")")
-	ATTACHED+=("$DEV")
-	udevadm settle -t 10 || true
-}
+stat_of() { ra_devmodel_stat "$@"; }
+attach() { ra_devmodel_attach "$1"; }
 
 # --- a bad class file is refused, with the line and what is wrong ------------
 printf '[device]\nsize = 4096\nbus_mb_s = fast\n' >"$T/bad.conf"
@@ -106,7 +90,7 @@ for dev in "$disk" "$flash"; do
 	! pgrep -f "/run/radaemon-devmodel/$dev/mnt" >/dev/null || ra_fail "$dev: its server still runs"
 	! ls /var/tmp/radaemon-devmodel/*-"$dev".img >/dev/null 2>&1 || ra_fail "$dev: its image is left"
 done
-ATTACHED=()
+RA_DEVMODELS=()
 ra_ok "detach: no loop device, mount, server or image left"
 
 # --- the quick validation runs (numbers printed, not asserted) ---------------

@@ -106,15 +106,7 @@ SUBSYSTEM=="block", KERNEL=="$other", ENV{ID_VENDOR}="radaemon-test", ENV{ID_MOD
 RULES
 
 # The shipped rule, with this build's helper and configuration, for our loops only.
-helper="$RA_BUILDDIR/udev/radaemon-udev --config $T/radaemon.conf"
-sed -E "s|IMPORT\{program\}=\"[^ \"]*/radaemon-udev |IMPORT{program}=\"$helper |" \
-	"$RA_BUILDDIR/udev/60-radaemon.rules" >"$T/rule"
-grep -qF "IMPORT{program}=\"$helper \$kernel\"" "$T/rule" || ra_fail "cannot point the rule at the build's helper"
-{
-	echo "KERNEL!=\"$fence\", GOTO=\"radaemon_end\""
-	cat "$T/rule"
-} >"$T/fenced.rules"
-ra_udev_rule 60-radaemon-test.rules <"$T/fenced.rules"
+ra_shipped_rule "$fence"
 
 ra_start_bus
 ra_start_daemon

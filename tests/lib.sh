@@ -400,6 +400,44 @@ ra_udev_rule() {
 	udevadm control --reload || ra_fail "udevadm control --reload failed"
 }
 
+# ra_shipped_rule FENCE: the shipped rule, with this build's helper and
+# the test's configuration, for the kernel names FENCE matches only.
+ra_shipped_rule() {
+	local helper="$RA_BUILDDIR/udev/radaemon-udev --config $T/radaemon.conf"
+	sed -E "s|IMPORT\{program\}=\"[^ \"]*/radaemon-udev |IMPORT{program}=\"$helper |" \
+		"$RA_BUILDDIR/udev/60-radaemon.rules" >"$T/rule"
+	grep -qF "IMPORT{program}=\"$helper \$kernel\"" "$T/rule" || ra_fail "cannot point the rule at the build's helper"
+	{
+		echo "KERNEL!=\"$1\", GOTO=\"radaemon_end\""
+		cat "$T/rule"
+	} >"$T/fenced.rules"
+	ra_udev_rule 60-radaemon-test.rules <"$T/fenced.rules"
+}
+
+# The bench's device models (bench/devmodel): ra_devmodel_attach CLASS sets
+# DEV to the loop device of a new model of CLASS, detached at the end;
+# ra_devmodel_stat DEV KEY is what the model counted (commands, bytes, seeks).
+RA_DEVMODEL_SERVER=$RA_BUILDDIR/bench/ra-devmodel
+RA_DEVMODEL=(python3 "$RA_SRCDIR/bench/devmodel" --builddir "$RA_BUILDDIR")
+RA_DEVMODELS=()
+ra_devmodel_detach_all() {
+	local dev
+	for dev in "${RA_DEVMODELS[@]}"; do
+		"${RA_DEVMODEL[@]}" detach "$dev" 2>/dev/null || true
+	done
+}
+ra_devmodel_attach() {
+	local out
+	[[ -x $RA_DEVMODEL_SERVER ]] ||
+		ra_fail "no $RA_DEVMODEL_SERVER: configure found no libfuse3 (install-deps installs libfuse3-dev)"
+	((${#RA_DEVMODELS[@]})) || RA_HOOKS+=(ra_devmodel_detach_all)
+	out=$("${RA_DEVMODEL[@]}" attach "$1") || ra_fail "attach $1 failed"
+	DEV=$(basename "$(tail -n 1 <<<"$out")")
+	RA_DEVMODELS+=("$DEV")
+	udevadm settle -t 10 || true
+}
+ra_devmodel_stat() { "${RA_DEVMODEL[@]}" stats "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
+
 # ra_expect STATUS PATTERN racontrol-arguments...: racontrol exits with
 # STATUS and says one line on stderr that matches PATTERN (an ERE); its
 # output is left in $T/out, its line in $T/err.

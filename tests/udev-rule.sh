@@ -42,15 +42,7 @@ SUBSYSTEM=="block", KERNEL=="$ignored", ENV{RADAEMON_IGNORE}="1"
 RULES
 
 # The shipped rule, with this build's helper and configuration, for our loops only.
-helper="$RA_BUILDDIR/udev/radaemon-udev --config $T/radaemon.conf"
-sed -E "s|IMPORT\{program\}=\"[^ \"]*/radaemon-udev |IMPORT{program}=\"$helper |" \
-	"$RA_BUILDDIR/udev/60-radaemon.rules" >"$T/rule"
-grep -qF "IMPORT{program}=\"$helper \$kernel\"" "$T/rule" || ra_fail "cannot point the rule at the build's helper"
-{
-	echo "KERNEL!=\"$fence\", GOTO=\"radaemon_end\""
-	cat "$T/rule"
-} >"$T/fenced.rules"
-ra_udev_rule 60-radaemon-test.rules <"$T/fenced.rules"
+ra_shipped_rule "$fence"
 
 # The daemon is not running: whatever happens below is the rule's doing.
 ra_new_loop tiny 505K "${tiny#loop}"
