@@ -164,6 +164,7 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
 
         ra_device_attrs_clear(&d->attrs);
         d->attrs = a; /* transport may point at bus: both move together */
+        d->medium_pending = false;
         a = (RaDeviceAttrs){};
 
         free(d->identity);

@@ -79,6 +79,12 @@ typedef struct RaDisk {
 
         /* Someone else's writes, and our failed ones: each logged once. */
         bool external;           /* read_ahead_kb was changed behind our back, and we yield */
+        /*
+         * Its diskseq moved: a new medium, whose udev event is on its way and
+         * decides. What sysfs holds until then is the kernel's, not somebody
+         * else's, and nothing is written over it.
+         */
+        bool medium_pending;
         unsigned reasserts;      /* writes again after such changes, since reassert_since */
         uint64_t reassert_since; /* CLOCK_MONOTONIC usec */
         int write_error;         /* errno of the last failed write; 0 after a good one */

@@ -95,6 +95,10 @@ static void write_decision(Manager *m, RaDisk *d, const char *event) {
 static bool sysfs_moved(Manager *m, RaDisk *d) {
         uint32_t now;
 
+        /* A new medium's value is the kernel's; its udev event decides (a learning decision waits). */
+        if (d->medium_pending)
+                return true;
+
         if (ra_disk_read_knob(d, &now) < 0 || now == d->attrs.read_ahead_kb)
                 return false;
         ra_tune_drift(m, d, now);
@@ -352,8 +356,12 @@ int ra_tune_check_window(Manager *m, RaDisk *d, uint32_t *ret_kb) {
          * A new diskseq means a new medium, whose uevent is on its way: the
          * value the kernel gave it is not somebody else's.
          */
-        if (*ret_kb == d->attrs.read_ahead_kb || read_diskseq(sysfd) != d->attrs.diskseq)
+        if (*ret_kb == d->attrs.read_ahead_kb)
                 return TAKE_FD(sysfd);
+        if (read_diskseq(sysfd) != d->attrs.diskseq) {
+                d->medium_pending = true;
+                return TAKE_FD(sysfd);
+        }
 
         /*
          * The new value, and whatever radaemon makes of it (yielding, a write
