@@ -127,8 +127,7 @@ int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret) 
                 ret->bandwidth_kb_s = ret->points[0].kb_s;
         } else {
                 for (size_t j = 0; j < ret->n_points; j++) {
-                        double x = ret->points[j].kb,
-                               y = (double) fastest_nsec(s, n, ret->points[j].kb);
+                        double x = ret->points[j].kb, y = (double) fastest_nsec(s, n, ret->points[j].kb);
 
                         sx += x;
                         sy += y;

@@ -13,14 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ra-bus.h"
 #include "ra-calib.h"
 #include "ra-calibrate.h"
 #include "ra-log.h"
 #include "ra-registry.h"
 #include "ra-stats.h"
-#include "ra-store.h"
-#include "ra-tune.h"
 #include "ra-util.h"
 
 /* A disk that has not read or written for this long may be spun down: it is not woken. */
@@ -198,16 +195,15 @@ static const char *figures(const RaCalib *c, char *buf, size_t size) {
         return buf;
 }
 
-/* Back in the event loop: what the thread measured becomes the disk's, and its decision follows. */
+/* Back in the event loop: what the thread measured goes to the tuning path (on_calibration). */
 static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         _cleanup_(job_freep) RaCalibJob *j = userdata;
         Manager *m = j->manager;
-        const char *event = NULL;
         uint64_t now = 0;
         char text[512];
         RaCalib c = {};
+        bool measured = false;
         RaDisk *d;
-        RaTune t;
         int r = 0;
 
         (void) pthread_join(j->thread, NULL);
@@ -220,12 +216,6 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
                 r = -ENODEV;
                 goto reply;
         }
-        if (ra_tune_begin(d, &t) < 0) {
-                r = -ENOMEM;
-                goto reply;
-        }
-        d->calibrating = false;
-
         if (j->error < 0) {
                 r = j->error;
                 /* Not again this run: a disk that cannot be read directly will not be readable in a minute.
@@ -251,13 +241,12 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
                         bytes += (uint64_t) j->samples[i].kb * 1024;
                         nsec += j->samples[i].nsec;
                 }
-                ra_store_calibrated(m, d, &c);
                 log_disk(LOG_INFO, RA_LOG_CALIBRATION, d->name, d->attrs.read_ahead_kb, "calibrated",
                          "%s: calibrated with %zu direct reads, %" PRIu64 " KiB in %" PRIu64 " ms: %s.",
                          d->name, j->n, bytes / 1024, nsec / 1000000, figures(&c, text, sizeof(text)));
-                event = "calibration";
+                measured = true;
         }
-        ra_tune_commit(m, &t, event);
+        m->on_calibration(m, d, false, measured ? &c : NULL);
 
 reply:
         if (j->request) {
@@ -278,7 +267,6 @@ static bool calibratable(const RaDisk *d) {
 
 static int start(Manager *m, RaDisk *d, sd_bus_message *request) {
         _cleanup_(job_freep) RaCalibJob *j = NULL;
-        RaTune t;
         int r;
 
         j = calloc(1, sizeof(*j));
@@ -316,12 +304,7 @@ static int start(Manager *m, RaDisk *d, sd_bus_message *request) {
                  d->name, RA_CALIB_BYTES_MAX / 1024 / 1024,
                  d->attrs.rotational ? ", 8 of them small reads far apart" : "");
         m->calibration = TAKE_PTR(j);
-        /* Announced: Calibrating is true until on_done(). */
-        if (ra_tune_begin(d, &t) >= 0) {
-                d->calibrating = true;
-                ra_tune_commit(m, &t, NULL);
-        } else
-                d->calibrating = true;
+        m->on_calibration(m, d, true, NULL);
         return 0;
 }
 

@@ -13,7 +13,9 @@
  * (common/ra-calib.h): its first window follows from it. One disk at a time,
  * in a thread of its own, so that the event loop never waits on a device;
  * the thread touches nothing but its job, and hands it back through an
- * eventfd.
+ * eventfd. Like the other sources it only reports: Manager.on_calibration
+ * (the tuning path's ra_tune_calibration()) is told when one starts and
+ * what it measured, and stores, decides and announces.
  *
  * Only a disk decided from its prior (nothing learned, stored, pinned,
  * configured or given by a fleet), with a medium, while radaemon manages

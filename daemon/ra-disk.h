@@ -78,7 +78,7 @@ typedef struct RaDisk {
         const char *evidence; /* what the latest busy interval was judged from */
 
         /* Someone else's writes, and our failed ones: each logged once. */
-        bool external;           /* read_ahead_kb was changed behind our back, and we yield */
+        bool external; /* read_ahead_kb was changed behind our back, and we yield */
         /*
          * Its diskseq moved: a new medium, whose udev event is on its way and
          * decides. What sysfs holds until then is the kernel's, not somebody

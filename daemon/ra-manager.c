@@ -14,6 +14,7 @@
 #include "ra-store.h"
 #include "ra-swapwatch.h"
 #include "ra-tune-swap.h"
+#include "ra-tune.h"
 #include "ra-udev.h"
 #include "ra-util.h"
 
@@ -43,6 +44,7 @@ int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {
         m->on_manager_changed = ra_bus_manager_changed;
         m->on_bdis_moved = ra_bdiwatch_scan;
         m->on_reload = ra_manager_reload;
+        m->on_calibration = ra_tune_calibration;
         if (config_path) {
                 m->config_path = strdup(config_path);
                 if (!m->config_path)

@@ -326,6 +326,21 @@ void ra_tune_commit(Manager *m, RaTune *t, const char *event) {
         ra_tune_abort(t);
 }
 
+void ra_tune_calibration(Manager *m, RaDisk *d, bool running, const RaCalib *measured) {
+        RaTune t;
+
+        if (ra_tune_begin(d, &t) < 0) {
+                d->calibrating = running;
+                if (measured)
+                        ra_store_calibrated(m, d, measured);
+                return;
+        }
+        d->calibrating = running;
+        if (measured)
+                ra_store_calibrated(m, d, measured);
+        ra_tune_commit(m, &t, measured ? "calibration" : NULL);
+}
+
 void ra_tune_disk(Manager *m, RaDisk *d, const char *event) {
         RaTune t;
 
@@ -423,80 +438,6 @@ void ra_tune_forget(Manager *m, RaDisk *d, int level, const char *why) {
         if (d->published)
                 ra_bus_disk_removed(m, d);
         ra_registry_remove(m, d);
-}
-
-/* Decides again for every object with this identity: what is stored for it changed. */
-static void tune_identity(Manager *m, const char *identity, const char *event) {
-        for (size_t i = 0; i < m->n_disks; i++) {
-                RaDisk *d = m->disks[i];
-                RaTune t;
-
-                if (!ra_streq(d->identity, identity) || ra_tune_begin(d, &t) < 0)
-                        continue;
-                /* A move not yet seen is seen now, or the decision would yield to it again. */
-                (void) sysfs_moved(m, d);
-                d->external = false;
-                ra_tune_commit(m, &t, event);
-        }
-}
-
-int ra_tune_pin(Manager *m, RaDisk *d, uint32_t kb, bool persist, uid_t uid) {
-        _cleanup_free_ char *identity = strdup(d->identity);
-        bool changed;
-        int r;
-
-        if (!identity)
-                return -ENOMEM;
-        r = ra_store_pin(m, identity, kb, persist, &changed);
-        if (changed) {
-                log_disk(LOG_INFO, RA_LOG_PIN, d->name, kb, "pinned",
-                         "%s: pinned to %" PRIu32 " KiB by uid %u over D-Bus, %s %s.", d->name, kb,
-                         (unsigned) uid, persist ? "stored for" : "until radaemon stops, for", identity);
-                tune_identity(m, identity, "pin");
-        }
-        return r;
-}
-
-int ra_tune_unpin(Manager *m, RaDisk *d, uid_t uid) {
-        _cleanup_free_ char *identity = strdup(d->identity);
-        bool changed;
-        int r;
-
-        if (!identity)
-                return -ENOMEM;
-        r = ra_store_unpin(m, identity, &changed);
-        if (r >= 0 && !changed) {
-                log_info("%s: no pin to clear (asked by uid %u).", d->name, (unsigned) uid);
-                tune_identity(m, identity, "unpin");
-        } else if (changed) {
-                log_disk(LOG_INFO, RA_LOG_PIN, d->name, 0, "",
-                         "%s: pin cleared by uid %u over D-Bus; radaemon decides again.", d->name,
-                         (unsigned) uid);
-                tune_identity(m, identity, "unpin");
-        }
-        return r;
-}
-
-unsigned ra_tune_restore_all(Manager *m, bool stay, const char *why) {
-        unsigned n = 0;
-
-        /*
-         * Whatever the mode: observing now says nothing of what radaemon (or
-         * its udev helper) wrote before.
-         */
-        for (size_t i = 0; i < m->n_disks; i++)
-                n += ra_tune_restore(m, m->disks[i], why);
-
-        /* vm.page-cluster counts as one more value put back. */
-        n += (unsigned) ra_tune_swap_restore(m, why);
-
-        if (stay && !m->restored) {
-                m->restored = m->state->restored = true;
-                (void) ra_store_save(m, NULL);
-                ra_bus_manager_changed(m, "Mode");
-                ra_registry_notify_status(m);
-        }
-        return n;
 }
 
 void ra_tune_learning(Manager *m, const char *off) {

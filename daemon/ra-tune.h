@@ -44,6 +44,12 @@ void ra_tune_abort(RaTune *t);
 void ra_tune_disk(struct Manager *m, RaDisk *d, const char *event);
 
 /*
+ * A calibration of d started (running) or ended: announced (Calibrating);
+ * what it measured, when anything, stored for d's identity and decided from.
+ */
+void ra_tune_calibration(struct Manager *m, RaDisk *d, bool running, const RaCalib *measured);
+
+/*
  * A source read kb from d's window. If that is not what radaemon left there,
  * someone else changed it (a FUSE server's INIT answer, a udev rule, the
  * kernel re-stacking, somebody): yield or write radaemon's value again.
