@@ -20,7 +20,7 @@ static void print_table(const RcDevice *devices, size_t n, const char *mode, con
                 if ((int) strlen(devices[i].name ?: "") > width)
                         width = (int) strlen(devices[i].name);
 
-        printf("%-*s %-7s %10s %3s %7s %7s %-8s %s\n", width, "DEVICE", "KIND", "SIZE", "ROT", "SYSFS",
+        printf("%-*s %-7s %10s %3s %7s %7s %-10s %s\n", width, "DEVICE", "KIND", "SIZE", "ROT", "SYSFS",
                "TARGET", "SOURCE", "REASON");
         for (size_t i = 0; i < n; i++) {
                 const RcDevice *d = &devices[i];
@@ -33,7 +33,7 @@ static void print_table(const RcDevice *devices, size_t n, const char *mode, con
                         (void) snprintf(target, sizeof(target), "%" PRIu32, d->target_kb);
                 if (d->size_bytes != UINT64_MAX)
                         (void) ra_format_size(d->size_bytes, size);
-                printf("%-*s %-7s %10s %3s %7" PRIu32 " %7s %-8s %s\n", width, d->name, kind, size,
+                printf("%-*s %-7s %10s %3s %7" PRIu32 " %7s %-10s %s\n", width, d->name, kind, size,
                        d->rotational ? "yes" : "no", d->read_ahead_kb, target, d->source ?: "",
                        d->reason ?: "");
                 if (bdi)
