@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ra-device.h"
@@ -24,6 +25,16 @@ typedef enum RaSource {
 } RaSource;
 
 const char *ra_source_to_string(RaSource s);
+
+/*
+ * Whether a value came from radaemon itself (its prior, a calibration, a
+ * fleet's starting value, what it learned), so that learning may move it;
+ * a pin, a rule, the configuration or somebody else's value it may not.
+ */
+static inline bool ra_source_learnable(RaSource s) {
+        return s == RA_SOURCE_PRIOR || s == RA_SOURCE_CALIBRATED || s == RA_SOURCE_FLEET ||
+               s == RA_SOURCE_LEARNED;
+}
 
 typedef struct RaBounds {
         uint32_t min_kb;

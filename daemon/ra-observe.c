@@ -134,7 +134,7 @@ static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
         bool own = !d->beneath_bdi || o->pcache.seq_bytes + o->pcache.random_bytes > 0;
 
         if (own && d->attrs.size_bytes > 0 && !ra_context_observing(m) &&
-            IN_SET(d->decision.source, RA_SOURCE_PRIOR, RA_SOURCE_LEARNED))
+            ra_source_learnable(d->decision.source))
                 return ra_adapt_update(&d->model, o, &limits);
 
         d->model.workload = ra_adapt_classify(o, limits.max_sectors_kb);

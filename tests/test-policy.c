@@ -367,6 +367,19 @@ START_TEST(test_source_names) {
 }
 END_TEST
 
+/* Learning moves what radaemon chose itself, never a pin, a rule, the configuration or somebody's value. */
+START_TEST(test_source_learnable) {
+        ck_assert(ra_source_learnable(RA_SOURCE_PRIOR));
+        ck_assert(ra_source_learnable(RA_SOURCE_CALIBRATED));
+        ck_assert(ra_source_learnable(RA_SOURCE_FLEET));
+        ck_assert(ra_source_learnable(RA_SOURCE_LEARNED));
+        ck_assert(!ra_source_learnable(RA_SOURCE_PINNED));
+        ck_assert(!ra_source_learnable(RA_SOURCE_UDEV));
+        ck_assert(!ra_source_learnable(RA_SOURCE_CONFIG));
+        ck_assert(!ra_source_learnable(RA_SOURCE_EXTERNAL));
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("policy");
         TCase *tc = tcase_create("prior");
@@ -385,6 +398,7 @@ int main(void) {
         tcase_add_test(tc, test_decide_learned);
         tcase_add_test(tc, test_decide_fleet);
         tcase_add_test(tc, test_source_names);
+        tcase_add_test(tc, test_source_learnable);
         suite_add_tcase(s, tc);
 
         return test_run(s);
