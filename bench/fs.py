@@ -722,9 +722,42 @@ def run_workload(machine, fs, workload, group, runtime, phase_kb=None):
     return score, s
 
 
-def measure(machine, fs, workload, runtime, daemon=None, phase_kb=None):
+def wait_for_calibration(fs, daemon, since, timeout):
+    """Repeat mode, before run 1: the idle time a new disk has between its
+    mount and its first job. Waits until the daemon's log (past offset since)
+    ends a calibration of each of the cell's disks (calibrated, stopped,
+    failed), at most timeout s, and returns what it said. The log, not
+    D-Bus: the bench's daemon has no bus; its lines are what `racontrol
+    show` would report (the figures are ra_calib_describe()'s)."""
+    t0 = time.monotonic()
+    ends = ("calibrated with", "calibration stopped", "cannot calibrate",
+            "calibration read nothing", "cannot start its calibration")
+    lines = []
+    while True:
+        lines = [line.strip() for line in daemon.output()[since:].splitlines()
+                 if any(f"{n}: calibrat" in line or f"{n}: cannot" in line for n in fs.names)]
+        done = [n for n in fs.names if any(line.find(f"{n}: ") >= 0 and any(e in line for e in ends)
+                                           for line in lines)]
+        if len(done) == len(fs.names) or time.monotonic() - t0 >= timeout:
+            break
+        time.sleep(0.05)
+    waited = round(time.monotonic() - t0, 2)
+    # The decision follows the "calibrated" line in the same turn of the
+    # daemon's loop; a moment for it to reach sysfs.
+    time.sleep(0.2)
+    figures = [line.split(" ms: ", 1)[1].rstrip(".") for line in lines
+               if "calibrated with" in line and " ms: " in line]
+    return {"calibrated": len(figures) == len(fs.names), "started": any("calibrating:" in x for x in lines),
+            "calibration": figures, "waited_s": waited, "timeout_s": timeout,
+            "kb_before_run1": fs.read_knob(), "log": lines}
+
+
+def measure(machine, fs, workload, runtime, daemon=None, phase_kb=None, settle=None):
+    """One scored run on a fresh mount; settle(since), if given, runs between
+    the mount and the workload and its answer is the run's "settle"."""
     since = len(daemon.output()) if daemon else 0
     fs.cold()
+    settled = settle(since) if settle else None
     waited = wait_for_daemon(fs, daemon, since) if fs.on_bdi and daemon else None
     group = fs.cgroup(MEM_LIMIT if workload in MEM_LIMITED else None)
     kb_at_open = fs.read_knob()
@@ -736,6 +769,8 @@ def measure(machine, fs, workload, runtime, daemon=None, phase_kb=None):
     # kb_at_open: the knob (the disk, or for btrfs this mount's bdi) when the
     # workload started; every file it opens takes the knob's value then.
     r = {"score": score, "seconds": round(s, 2), "kb_at_open": kb_at_open, "kb_after": fs.read_knob()}
+    if settled is not None:
+        r["settle"] = settled
     if fs.on_bdi:
         # The bdi read with, what the kernel gave it at mount (the fixed value
         # and the daemon's come after), and the disks beneath, unused for data.
@@ -792,8 +827,16 @@ def run_phase_follow(machine, fs, scans, lookups, runtime, repeat):
     return out
 
 
-def run_repeat(machine, fs, workload, runs, runtime, builddir, interval_ms, tag):
-    """A fresh daemon with an empty state on a device as the kernel leaves it; runs scored."""
+def run_repeat(machine, fs, workload, runs, runtime, builddir, interval_ms, tag, calib_wait=0):
+    """A fresh daemon with an empty state on a device as the kernel leaves it; runs scored.
+
+    calib_wait > 0: a real new disk sits idle for seconds between its mount
+    and its first job, and radaemon uses them to calibrate it (a file takes
+    its window at open, so this is the only chance to change run 1's). The
+    daemon first samples the disk once (it would have seen it arrive), then
+    run 1's fresh mount (a disk used within the minute: a rotational one may
+    be measured), then up to calib_wait s until the daemon's calibration
+    ended, then the job."""
     fs.fixed_kb = None
     for d in fs.devices:
         d.reset()
@@ -805,17 +848,28 @@ def run_repeat(machine, fs, workload, runs, runtime, builddir, interval_ms, tag)
                     bdis=[fs.mnt] if fs.on_bdi else ())
     daemon.start()
     results = []
+    calibration = None
     try:
         with modes_.Timeline(fs.knob, read=fs.timeline_read) as timeline:
-            for _ in range(runs):
-                results.append(measure(machine, fs, workload, runtime, daemon=daemon))
+            if calib_wait > 0 and fs.names:
+                time.sleep(1.5 * (interval_ms or 1000) / 1000)
+            for i in range(runs):
+                settle = None
+                if i == 0 and calib_wait > 0 and fs.names:
+                    settle = lambda since: wait_for_calibration(fs, daemon, since, calib_wait)
+                results.append(measure(machine, fs, workload, runtime, daemon=daemon, settle=settle))
+                if "settle" in results[-1]:
+                    calibration = results[-1].pop("settle")
         daemon.check_tracing()
     finally:
         daemon.stop()
     names = fs.names + (fs.bdis_seen if fs.on_bdi else [])
     decisions = [line.strip() for line in daemon.output().splitlines()
                  if any(f"{n}:" in line for n in names)]
-    return {"runs": results, "timeline": timeline.changes, "decisions": decisions}
+    out = {"runs": results, "timeline": timeline.changes, "decisions": decisions}
+    if calibration is not None:
+        out["calibration"] = calibration
+    return out
 
 
 def loadavg():
@@ -848,7 +902,11 @@ def run_cell(machine, fs, workload, sweep, args):
     if args.repeat_runs:
         tag = f"daemon-{fs.cell_class}-{fs.fstype}-{workload}"
         cell["radaemon"] = run_repeat(machine, fs, workload, args.repeat_runs, args.runtime,
-                                      args.builddir, args.interval_ms, tag)
+                                      args.builddir, args.interval_ms, tag, args.calib_wait)
+        calib = cell["radaemon"].get("calibration")
+        if calib:
+            log(f"  calibration: {'; '.join(calib['calibration']) or 'none'} after {calib['waited_s']} s, "
+                f"{calib['kb_before_run1']} KiB before run 1")
         log("  radaemon: " + " ".join(f"{r['score']:.4g}@{r['kb_at_open']}"
                                       for r in cell["radaemon"]["runs"]))
     # The machine is shared (2 cores): a high load is said beside the numbers.
@@ -1111,6 +1169,9 @@ def main():
     p.add_argument("--builddir", default=os.path.join(HERE, "..", "build"))
     p.add_argument("--results", default=os.path.join(HERE, "results"))
     p.add_argument("--report-only", metavar="JSON")
+    p.add_argument("--calib-wait", type=float, default=15,
+                   help="repeat mode: seconds at most between run 1's mount and its job for the "
+                        "daemon to calibrate the new disk (0: the job at once)")
     args = p.parse_args()
     args.builddir = os.path.abspath(args.builddir)
 
@@ -1153,7 +1214,7 @@ def main():
     os.makedirs(args.results, exist_ok=True)
     data = {"date": time.strftime("%Y-%m-%d %H:%M"), "kernel": os.uname().release,
             "command": " ".join(["fs.py"] + sys.argv[1:]), "runtime": args.runtime,
-            "repeat_runs": args.repeat_runs, "cells": []}
+            "repeat_runs": args.repeat_runs, "calib_wait": args.calib_wait, "cells": []}
     json_path = os.path.join(args.results, stem + ".json")
     warn_if_foreign_daemon()
     with Machine() as machine:
