@@ -883,13 +883,25 @@ def run_cell(machine, fs, workload, sweep, args):
     sweep = sorted(set(sweep) | {fs.kernel_kb})
     load_before = loadavg()
     points = {}
+    # --oracle-from: the model classes are deterministic models, so a cell's
+    # fixed values measured earlier stand; only the values they lack are run.
+    earlier = args.oracle_cells.get((fs.cell_class, fs.fstype, workload))
+    if earlier:
+        points = {int(k): v for k, v in earlier["points"].items()}
+        log(f"  fixed values from {args.oracle_from}: " + " ".join(
+            f"{k}:{statistics.median(r['score'] for r in v):.4g}" for k, v in sorted(points.items())))
     for kb in sweep:
+        if kb in points:
+            continue
         points[kb] = [run_fixed(machine, fs, workload, kb, args.runtime) for _ in range(args.repeat)]
         log(f"  {kb} KiB: " + " ".join(f"{r['score']:.4g}" for r in points[kb]))
     cell = {"class": fs.cell_class, "fs": fs.fstype, "workload": workload,
             "unit": WORKLOADS[workload][0], "devices": fs.names,
             "knob": "bdi" if fs.on_bdi else "disk", "kernel_kb": fs.kernel_kb,
-            "points": {str(k): v for k, v in points.items()}}
+            "points": {str(k): v for k, v in sorted(points.items())}}
+    if earlier:
+        cell["oracle_from"] = {"json": args.oracle_from, "date": args.oracle_date,
+                               "values": sorted(int(k) for k in earlier["points"])}
     if workload == "phase" and args.phase_follow:
         scans, lookups = ([int(x) for x in part.split(",")] for part in args.phase_follow.split("/"))
         cell["phase_follow"] = run_phase_follow(machine, fs, scans, lookups, args.runtime, args.repeat)
@@ -989,8 +1001,11 @@ def markdown(data, pngs=None):
              "measured; radaemon runs in repeat mode: a fresh daemon with an empty state, then "
              f"the workload {data['repeat_runs']} times, every run scored (what a nightly job "
              "sees). *together* is the runs' total work over their total time against the "
-             "oracle's.", "",
-             "| class | fs | workload | unit | fixed (median) | oracle | radaemon runs (KiB at open) "
+             "oracle's.", ""]
+    if data.get("oracle_from"):
+        lines += [f"Fixed values marked * are from `{data['oracle_from']}`, not measured again: the "
+                  "model classes are deterministic models of a device.", ""]
+    lines += ["| class | fs | workload | unit | fixed (median) | oracle | radaemon runs (KiB at open) "
              "| last/oracle | together/oracle | worst/default |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for cell in data["cells"]:
@@ -1001,7 +1016,7 @@ def markdown(data, pngs=None):
                         for r in cell.get("radaemon", {}).get("runs", []))
         fmt = lambda x: f"{x:.2f}" if x is not None else "-"
         lines.append(f"| {cell['class']} | {cell['fs']} | {cell['workload']} | {cell['unit']} | "
-                     f"{fixed} | {s['oracle']:.3g} @ {s['oracle_kb']} | {runs} | "
+                     f"{fixed}{'*' if 'oracle_from' in cell else ''} | {s['oracle']:.3g} @ {s['oracle_kb']} | {runs} | "
                      f"{fmt(s.get('last_ratio'))} | {fmt(s.get('together_ratio'))} | "
                      f"{fmt(s.get('worst_vs_default'))} |")
     lines += [""] + targets_markdown(data["cells"])
@@ -1169,11 +1184,21 @@ def main():
     p.add_argument("--builddir", default=os.path.join(HERE, "..", "build"))
     p.add_argument("--results", default=os.path.join(HERE, "results"))
     p.add_argument("--report-only", metavar="JSON")
+    p.add_argument("--oracle-from", metavar="JSON",
+                   help="the fixed values of matching cells (class, fs, workload) from an earlier "
+                        "results JSON, not measured again (the model classes are deterministic)")
     p.add_argument("--calib-wait", type=float, default=15,
                    help="repeat mode: seconds at most between run 1's mount and its job for the "
                         "daemon to calibrate the new disk (0: the job at once)")
     args = p.parse_args()
     args.builddir = os.path.abspath(args.builddir)
+    args.oracle_cells, args.oracle_date = {}, None
+    if args.oracle_from:
+        with open(args.oracle_from) as f:
+            earlier = json.load(f)
+        args.oracle_date = earlier.get("date")
+        args.oracle_cells = {(c["class"], c["fs"], c["workload"]): c for c in earlier["cells"]
+                             if c.get("points")}
 
     if args.report_only:
         # The plots are made again beside the JSON.
@@ -1214,7 +1239,8 @@ def main():
     os.makedirs(args.results, exist_ok=True)
     data = {"date": time.strftime("%Y-%m-%d %H:%M"), "kernel": os.uname().release,
             "command": " ".join(["fs.py"] + sys.argv[1:]), "runtime": args.runtime,
-            "repeat_runs": args.repeat_runs, "calib_wait": args.calib_wait, "cells": []}
+            "repeat_runs": args.repeat_runs, "calib_wait": args.calib_wait,
+            "oracle_from": args.oracle_from, "cells": []}
     json_path = os.path.join(args.results, stem + ".json")
     warn_if_foreign_daemon()
     with Machine() as machine:
