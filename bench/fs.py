@@ -938,11 +938,21 @@ def score_cell(cell):
         runs = [r["score"] for r in cell["radaemon"]["runs"]]
         out["runs"] = runs
         out["last_ratio"] = runs[-1] / med[best_kb]
+        # Run 1 opens at whatever radaemon decided before any job: its prior,
+        # or what a calibration measured.
+        out["first_ratio"] = runs[0] / med[best_kb]
         out["run_ratios"] = [r / med[best_kb] for r in runs]
         # Five runs together against five at the best fixed value: total work over total time.
         out["together_ratio"] = len(runs) / sum(1 / r for r in runs) / med[best_kb]
         if med.get(default_kb):
             out["worst_vs_default"] = min(runs) / med[default_kb]
+    # How far apart a fixed value's own repeats are, (max - min) / median, the
+    # widest over the sweep: a ratio closer to 1 than this is noise.
+    spreads = {int(k): (max(x) - min(x)) / statistics.median(x)
+               for k, v in cell["points"].items() for x in [[r["score"] for r in v]] if len(x) > 1}
+    if spreads:
+        out["fixed_spread"] = max(spreads.values())
+        out["fixed_spread_kb"] = max(spreads, key=spreads.get)
     return out
 
 
@@ -1002,12 +1012,17 @@ def markdown(data, pngs=None):
              f"the workload {data['repeat_runs']} times, every run scored (what a nightly job "
              "sees). *together* is the runs' total work over their total time against the "
              "oracle's.", ""]
+    if data.get("calib_wait"):
+        lines += [f"Before run 1 the device sat idle after its fresh mount until radaemon had "
+                  f"calibrated it (at most {data['calib_wait']:g} s), as a new disk does before its "
+                  "first job; *calibration* is what that run opened with and how long it waited.", ""]
     if data.get("oracle_from"):
         lines += [f"Fixed values marked * are from `{data['oracle_from']}`, not measured again: the "
                   "model classes are deterministic models of a device.", ""]
-    lines += ["| class | fs | workload | unit | fixed (median) | oracle | radaemon runs (KiB at open) "
-             "| last/oracle | together/oracle | worst/default |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines += ["| class | fs | workload | unit | fixed (median) | oracle | calibration | radaemon runs "
+              "(KiB at open) | first/oracle | last/oracle | together/oracle | worst/default | "
+              "fixed spread |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for cell in data["cells"]:
         s = score_cell(cell)
         fixed = " ".join(f"{k}:{statistics.median(r['score'] for r in v):.3g}"
@@ -1015,10 +1030,16 @@ def markdown(data, pngs=None):
         runs = " ".join(f"{r['score']:.3g}({r['kb_at_open']})"
                         for r in cell.get("radaemon", {}).get("runs", []))
         fmt = lambda x: f"{x:.2f}" if x is not None else "-"
+        calib = cell.get("radaemon", {}).get("calibration")
+        if calib:
+            calib = (f"{'yes' if calib['calibrated'] else 'no'}: {calib['kb_before_run1']} KiB "
+                     f"after {calib['waited_s']:g} s")
+        spread = (f"{s['fixed_spread']:.0%} ({s['fixed_spread_kb']})" if "fixed_spread" in s else "-")
+        star = "*" if "oracle_from" in cell else ""
         lines.append(f"| {cell['class']} | {cell['fs']} | {cell['workload']} | {cell['unit']} | "
-                     f"{fixed}{'*' if 'oracle_from' in cell else ''} | {s['oracle']:.3g} @ {s['oracle_kb']} | {runs} | "
-                     f"{fmt(s.get('last_ratio'))} | {fmt(s.get('together_ratio'))} | "
-                     f"{fmt(s.get('worst_vs_default'))} |")
+                     f"{fixed}{star} | {s['oracle']:.3g} @ {s['oracle_kb']} | {calib or '-'} | {runs} | "
+                     f"{fmt(s.get('first_ratio'))} | {fmt(s.get('last_ratio'))} | "
+                     f"{fmt(s.get('together_ratio'))} | {fmt(s.get('worst_vs_default'))} | {spread} |")
     lines += [""] + targets_markdown(data["cells"])
     follow = [c for c in data["cells"] if "phase_follow" in c]
     if follow:
@@ -1035,24 +1056,53 @@ def markdown(data, pngs=None):
     return "\n".join(lines) + "\n"
 
 
+# Streams that a larger window serves: run 1 at the prior costs them most.
+SEQUENTIAL = {"tar", "pcat", "pdd-single", "pdd-multi", "cat1", "cat4", "dd1", "sb-seqrd"}
+# Their fixed values drift with the order they ran in (2026-11-24's notes):
+# no oracle to judge against until they are repeated in shuffled order.
+UNSCORED = {"pgbench": "its fixed values drift with run order (one run each, not monotonic)",
+            "sqlite": "its fixed values rise with every run in the order they ran"}
+
+
 def targets_markdown(cells):
-    """Issue 10's targets over the cells radaemon ran in: every cell's runs
-    together >= 0.90 of the best fixed value, their geometric mean >= 0.95,
-    and no run more than 5 % below the kernel's value."""
-    scored = [(c, score_cell(c)) for c in cells if "radaemon" in c]
+    """Issue 26's targets over the cells radaemon ran in: each sequential
+    cell's first run >= 0.85 of its best fixed value and the first runs'
+    geometric mean >= 0.90; every cell's runs together >= 0.90 and their
+    geometric mean >= 0.95; no run below half the kernel default's score."""
+    scored = [(c, score_cell(c)) for c in cells if "radaemon" in c and c["workload"] not in UNSCORED]
+    left = sorted({c["workload"] for c in cells if "radaemon" in c and c["workload"] in UNSCORED})
     if not scored:
         return []
-    together = [s["together_ratio"] for _, s in scored]
-    geo = statistics.geometric_mean(together)
-    low = [f"{c['class']}/{c['fs']}/{c['workload']} {s['together_ratio']:.2f}"
-           for c, s in scored if s["together_ratio"] < 0.90]
-    below = [f"{c['class']}/{c['fs']}/{c['workload']} {s['worst_vs_default']:.2f}"
-             for c, s in scored if s.get("worst_vs_default", 1) < 0.95]
-    return [f"Targets: runs together >= 0.90 of the best fixed value in {len(scored) - len(low)} of "
-            f"{len(scored)} cells" + (f" (not: {', '.join(low)})" if low else "")
-            + f"; geometric mean {geo:.3f} (target 0.95); no run more than 5 % below the kernel's "
-            f"value in {len(scored) - len(below)} of {len(scored)}"
-            + (f" (not: {', '.join(below)})" if below else "") + "."]
+    name = lambda c: f"{c['class']}/{c['fs']}/{c['workload']}"
+    lines = ["Targets (issue 26):", ""]
+
+    def line(what, items, target, key, below):
+        miss = [f"{name(c)} {s[key]:.2f}" for c, s in items if below(s[key])]
+        return (f"- {what}: {len(items) - len(miss)} of {len(items)} cells"
+                + (f" (not: {', '.join(miss)})" if miss else "") + f" [target {target}]")
+
+    seq = [(c, s) for c, s in scored if c["workload"] in SEQUENTIAL]
+    if seq:
+        lines.append(line("sequential cells' first run >= 0.85 of the best fixed value", seq, "every one",
+                          "first_ratio", lambda x: x < 0.85))
+    geo1 = statistics.geometric_mean([s["first_ratio"] for _, s in scored])
+    lines.append(f"- first runs' geometric mean {geo1:.3f} [target 0.90: "
+                 f"{'met' if geo1 >= 0.90 else f'missed by {0.90 - geo1:.3f}'}]")
+    lines.append(line("runs together >= 0.90 of the best fixed value", scored, "every one",
+                      "together_ratio", lambda x: x < 0.90))
+    geo = statistics.geometric_mean([s["together_ratio"] for _, s in scored])
+    lines.append(f"- runs together, geometric mean {geo:.3f} [target 0.95: "
+                 f"{'met' if geo >= 0.95 else f'missed by {0.95 - geo:.3f}'}]")
+    half = [(c, s) for c, s in scored if "worst_vs_default" in s]
+    lines.append(line("no run below half the kernel default's score (the fixed "
+                      f"{', '.join(sorted({str(s['default_kb']) for _, s in half}))} KiB)",
+                      half, "every one", "worst_vs_default", lambda x: x < 0.5))
+    below = [f"{name(c)} {s['worst_vs_default']:.2f}" for c, s in half if s["worst_vs_default"] < 0.95]
+    lines.append(f"- (issue 10's: no run more than 5 % below the kernel's value in {len(half) - len(below)} "
+                 f"of {len(half)}" + (f"; not: {', '.join(below)}" if below else "") + ")")
+    for w in left:
+        lines.append(f"- not scored: `{w}`, {UNSCORED[w]}")
+    return lines
 
 
 def phase_follow_markdown(cells):
