@@ -61,6 +61,7 @@ import contextlib
 import json
 import os
 import pwd
+import re
 import shutil
 import statistics
 import subprocess
@@ -626,8 +627,11 @@ def timed(machine, group, argv, runtime):
 
 
 def dd_bytes(err):
-    """Bytes copied, summed over every dd's summary on stderr."""
-    return sum(int(line.split()[0]) for line in err.splitlines() if "bytes" in line and "copied" in line)
+    """Bytes copied, summed over every dd's summary on stderr. Several dd
+    share the pipe, and dd writes a summary and its newline in two writes:
+    another's summary can land on the same line, so every one is found
+    wherever it is, not one a line (2 of 200 runs of four dd lost one)."""
+    return sum(int(n) for n in re.findall(r"(\d+) bytes? (?:\([^)]*\) )?copied", err))
 
 
 def sysbench_read_mbs(out):
@@ -682,17 +686,8 @@ def run_workload(machine, fs, workload, group, runtime, phase_kb=None):
     elif workload in ("pdd-single", "pdd-multi", "dd1"):
         files = [fs.path("big0")] * 4 if workload == "pdd-single" else \
             [fs.path("big0")] if workload == "dd1" else [fs.path(f"big{i}") for i in range(4)]
-        # Each dd's summary to a file of its own: four on one pipe interleave,
-        # and a summary lost in another's line took a quarter off a score
-        # (pdd-single on hdd-7200: 385 and 583 MB/s for runs of the same
-        # commands in the same time as its 780).
-        errs = [machine.path(f"dd{i}.err") for i in range(len(files))]
-        line = " & ".join(f"dd if={f} of=/dev/null bs=4k 2>{e}" for f, e in zip(files, errs)) + "; wait"
-        _, _, s = timed(machine, group, line, runtime)
-        err = ""
-        for e in errs:
-            with open(e) as f:
-                err += f.read()
+        line = " & ".join(f"dd if={f} of=/dev/null bs=4k" for f in files) + "; wait"
+        _, err, s = timed(machine, group, line, runtime)
         score = dd_bytes(err) / s / 1e6
     elif workload == "mmap-rand":
         out, _, s = timed(machine, group, f"python3 {reader} {fs.path('mmap')} {runtime} 0", runtime + 30)
