@@ -26,7 +26,8 @@
 #define RA_CALIB_BYTES_MAX (64ULL * 1024 * 1024)
 #define RA_CALIB_NSEC_MAX 1000000000ULL
 
-#define RA_CALIB_SAMPLES_MAX 32
+/* Five passes of at most five sizes, and eight jumps. */
+#define RA_CALIB_SAMPLES_MAX 40
 #define RA_CALIB_POINTS_MAX 8
 
 /* One direct read: its size, how long it took, and whether it jumped away from the last. */

@@ -121,6 +121,7 @@ START_TEST(test_fit_hdd) {
         RaCalib c;
         RaDecision d, prior;
 
+        ck_assert_uint_le(n + 8, RA_CALIB_SAMPLES_MAX);
         for (int i = 0; i < 8; i++) {
                 s[n] = flash_read(4, 50 + 8500 + 4170 + (i % 3) * 500, 150);
                 s[n++].jump = true;
