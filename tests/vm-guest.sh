@@ -140,8 +140,11 @@ if [[ $phase == 1 ]]; then
 	ok "the package installed; radaemon active (the root disk $rootdisk was at $vda_before KiB)"
 	wait_for "[[ -n \$(prop $rootdisk target_kb) ]]" 30 || fail "radaemon does not show $rootdisk"
 	# A calibration on 6.1: direct reads of the virtio disk at idle priority, once it has been idle.
-	# qemu calls it rotational: it is measured only once it is awake, after a read of its own.
+	# qemu calls it rotational: it is measured only once it is awake, after a read of its own
+	# that radaemon's sampler sees (a read before its first sample of the disk is its baseline).
 	vblk=$(serial_dev vblk1)
+	wait_for "[[ -n \$(prop $vblk target_kb) ]]" 30
+	sleep 3
 	dd if="/dev/$vblk" of=/dev/null bs=4k count=1 iflag=direct status=none
 	if wait_for "[[ -n \$(prop $vblk calibration) ]]" 60; then
 		ok "$vblk calibrated on $(uname -r): $(prop "$vblk" calibration); $(prop "$vblk" target_kb) KiB ($(prop "$vblk" source))"
