@@ -117,7 +117,7 @@ static void *measure(void *userdata) {
         size_t n_sizes = ra_calib_sizes(j->max_kb, sizes);
         uint64_t offset, our_sectors = 0, one = 1;
         _cleanup_close_ int fd = -1;
-        RaDiskStat start;
+        RaDiskStat start = {};
         void *buf = NULL;
         int r = 0;
 
@@ -184,6 +184,13 @@ static void *measure(void *userdata) {
         }
 
 finish:
+        /*
+         * What came during the last read counts too: a read that queued behind
+         * somebody else's (this thread's class is idle) took their time, and
+         * the budget may have ended the reads right after it.
+         */
+        if (r == 0 && j->n > 0 && !j->interrupted && others_came(j, &start, our_sectors))
+                j->interrupted = true;
         free(buf);
         j->error = r;
         (void) write(j->efd, &one, sizeof(one));
