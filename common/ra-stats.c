@@ -108,3 +108,13 @@ void ra_stats_rates(const RaDiskStat *delta, double seconds, RaRates *ret) {
                 ret->avg_read_latency_ms = (double) delta->read_ticks_ms / ios;
         }
 }
+
+int ra_stats_read_at(int sysfd, RaDiskStat *ret) {
+        char buf[512];
+        int r;
+
+        r = ra_read_file_at(sysfd, "stat", buf, sizeof(buf));
+        if (r < 0)
+                return r == -ENOENT ? -ENODEV : r;
+        return ra_stats_parse(buf, ret);
+}

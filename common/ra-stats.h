@@ -26,6 +26,9 @@ typedef struct RaDiskStat {
 /* Parses the text of a stat file: at least 11 decimal fields, nothing else. */
 int ra_stats_parse(const char *text, RaDiskStat *ret);
 
+/* Reads and parses the stat file of a block device's sysfs directory; -ENODEV when it is gone. */
+int ra_stats_read_at(int sysfd, RaDiskStat *ret);
+
 /*
  * now - before for every counter. Counters are unsigned long in the kernel,
  * so on 32-bit kernels they wrap at 2^32: a counter that went back from

@@ -73,18 +73,11 @@ static uint64_t now_nsec(void) {
         return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
 }
 
-static int read_counters(int sysfd, RaDiskStat *ret) {
-        char buf[512];
-        int r = ra_read_file_at(sysfd, "stat", buf, sizeof(buf));
-
-        return r < 0 ? r : ra_stats_parse(buf, ret);
-}
-
 /* Whether anything but these reads touched the disk since *start: the calibration gives way. */
 static bool others_came(const RaCalibJob *j, const RaDiskStat *start, uint64_t our_sectors) {
         RaDiskStat now;
 
-        if (read_counters(j->sysfd, &now) < 0)
+        if (ra_stats_read_at(j->sysfd, &now) < 0)
                 return true;
         return now.in_flight > 0 || now.write_ios != start->write_ios ||
                now.read_sectors - start->read_sectors > our_sectors;
@@ -136,7 +129,7 @@ static void *measure(void *userdata) {
                 r = -ENOMEM;
                 goto finish;
         }
-        r = read_counters(j->sysfd, &start);
+        r = ra_stats_read_at(j->sysfd, &start);
         if (r < 0)
                 goto finish;
 

@@ -19,16 +19,6 @@
 #define IDLE_BEFORE_SKIPPING 5
 #define SKIP_MAX 4
 
-static int read_counters(int sysfd, RaDiskStat *ret) {
-        char buf[512];
-        int r;
-
-        r = ra_read_file_at(sysfd, "stat", buf, sizeof(buf));
-        if (r < 0)
-                return r == -ENOENT ? -ENODEV : r;
-        return ra_stats_parse(buf, ret);
-}
-
 /*
  * A bdi has no counters: its reads are those of the devices beneath it (all
  * zero for FUSE and NFS, whose rates come from the page cache instead). A
@@ -44,7 +34,7 @@ static void read_bdi_counters(const RaDisk *d, RaDiskStat *ret) {
                 (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(d->bdi.beneath[i]),
                                 minor(d->bdi.beneath[i]));
                 fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                if (fd < 0 || read_counters(fd, &s) < 0)
+                if (fd < 0 || ra_stats_read_at(fd, &s) < 0)
                         continue;
                 ret->read_ios += s.read_ios;
                 ret->read_merges += s.read_merges;
@@ -209,7 +199,7 @@ void ra_observe_disk(Manager *m, RaDisk *d, uint64_t now) {
         if (d->kind == RA_KIND_BDI)
                 read_bdi_counters(d, &stat);
         else
-                r = read_counters(sysfd, &stat);
+                r = ra_stats_read_at(sysfd, &stat);
         if (r < 0) {
                 log_debug_errno(r, "%s: cannot read the statistics, skipping: %m", d->name);
                 return;
