@@ -70,9 +70,10 @@ bool ra_calib_affordable(const RaCalibSample *s, size_t n, uint32_t kb);
 /*
  * Fits the samples: the curve, the command cost and bandwidth from the
  * sequential reads (least squares on the relative error of t = c + S / B
- * over the fastest read of each size, as interference only adds time; with one size only, the
- * bandwidth at that size and no command cost), a rotational disk's jump
- * from the reads that jumped. -EINVAL when no read was sequential.
+ * over the fastest read of each size, as interference only adds time; with
+ * one size only, the bandwidth at that size and no command cost), a
+ * rotational disk's jump from the reads that jumped. -EINVAL when no read
+ * was sequential.
  */
 int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret);
 

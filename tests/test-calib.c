@@ -8,6 +8,7 @@
 #include "test-helpers.h"
 
 #define MB 1000000.0
+#define MIB 1048576.0
 static const RaBounds bounds = { .min_kb = 4, .max_kb = 8192 };
 
 /* A read of kb on a device costing command_us a command and mb_s MB/s, as the calibration times it. */
@@ -102,9 +103,7 @@ START_TEST(test_fit_seed_004_table) {
         RaDecision d;
 
         for (size_t i = 0; i < ELEMENTSOF(rows); i++)
-                s[i] = (RaCalibSample){ .kb = rows[i].kb,
-                                        .nsec = (uint64_t) (rows[i].kb * 1024.0 / (rows[i].mb_s * MB) *
-                                                            1e9) };
+                s[i] = flash_read(rows[i].kb, 0, rows[i].mb_s);
         ck_assert_int_eq(ra_calib_fit(s, ELEMENTSOF(s), 1, &c), 0);
         ck_assert_uint_ge(c.command_us, 200);
         ck_assert_uint_le(c.command_us, 400);
@@ -128,8 +127,7 @@ START_TEST(test_fit_one_slow_large_read) {
         RaCalib c;
 
         for (size_t i = 0; i < ELEMENTSOF(rows); i++)
-                s[i] = (RaCalibSample){ .kb = rows[i].kb,
-                                        .nsec = (uint64_t) (rows[i].kb / (rows[i].mib_s * 1024.0) * 1e9) };
+                s[i] = flash_read(rows[i].kb, 0, rows[i].mib_s * MIB / MB);
         ck_assert_int_eq(ra_calib_fit(s, ELEMENTSOF(s), 1, &c), 0);
         ck_assert_uint_ge(c.command_us, 225);
         ck_assert_uint_le(c.command_us, 265);
