@@ -137,8 +137,9 @@ static void begin_section(Parser *p, const char *name) {
                 glob = name + 5;
                 path = true;
                 if (glob[0] != '/' || strstr(glob, "/../") || strstr(glob, "/./")) {
-                        add_error(p, "[path:PATH] needs an absolute path without . or .. components, such as "
-                                     "[path:/var/lib/postgresql]");
+                        add_error(p,
+                                  "[path:PATH] needs an absolute path without . or .. components, such as "
+                                  "[path:/var/lib/postgresql]");
                         return;
                 }
         } else if (strncmp(name, "device:", 7) == 0) {

@@ -154,7 +154,8 @@ START_TEST(test_sections) {
         ck_assert_uint_eq(s.bounds.max_kb, 64);
         ra_config_device_settings(c, "btrfs-2", &s);
         ck_assert_uint_ne(s.bounds.max_kb, 64);
-        ck_assert(!ra_config_manages_bdi(c, (const char *[]){ "8:33-fuseblk", "/mnt/win", "fuseblk", NULL }));
+        ck_assert(
+                !ra_config_manages_bdi(c, (const char *[]){ "8:33-fuseblk", "/mnt/win", "fuseblk", NULL }));
         ck_assert(ra_config_manages(c, "dm-3"));
 
         /* Resolved again with nothing moved: no change. */
@@ -171,7 +172,8 @@ START_TEST(test_sections) {
         ck_assert_uint_eq(s.config_kb, 0);
 
         /* Out of fstab too: /srv/www is a directory of the root's now. */
-        test_write(dir, "fstab", "UUID=1234 / ext4 defaults 0 1\n/dev/sdd1 /not/mounted ext4 defaults 0 2\n");
+        test_write(dir, "fstab",
+                   "UUID=1234 / ext4 defaults 0 1\n/dev/sdd1 /not/mounted ext4 defaults 0 2\n");
         ck_assert_int_eq(ra_config_resolve_paths(c, sys, mountinfo, fstab, &changed), 0);
         ck_assert(changed);
         ra_config_device_settings(c, "sda", &s);
