@@ -26,7 +26,7 @@ echo hello >"$T/a/data/file"
 ra_config <<CONF
 [daemon]
 devices = $a $b
-bdis = $T/b
+bdis = $T/b $T/fuse
 state_dir = $T/state
 
 [path:$T/a/data]
@@ -89,6 +89,21 @@ ra_wait_for "[[ \$(cat /sys/class/bdi/$bdi/read_ahead_kb) == 64 ]]" ||
 ra_ok "show PATH on btrfs names $bdi; [path:$T/b/db] max_kb 64 bounds it"
 umount "$T/b"
 unset 'RA_MOUNTS[-1]'
+
+# FUSE: the bdi of the mount's anonymous dev, which a section pins.
+mkdir "$T/fuse"
+"$RA_BUILDDIR/tests/ra-testfs" --files 2 --size-mib 16 "$T/fuse" || ra_fail "ra-testfs did not mount"
+RA_MOUNTS+=("$T/fuse")
+fuse=$(mountpoint -d "$T/fuse")
+ra_wait_for "\"$RACONTROL\" show $fuse >/dev/null 2>&1" || ra_fail "no object for the FUSE bdi $fuse"
+"$RACONTROL" show "$T/fuse/file-001" >"$T/show.txt" || ra_fail "show FUSE PATH: $(cat "$T/show.txt")"
+grep -q "its files read with the bdi $fuse's window (fuse.ra-testfs on ra-testfs" "$T/show.txt" ||
+	ra_fail "show FUSE PATH: $(cat "$T/show.txt")"
+"$RACONTROL" set "$T/fuse/file-001" 32 --runtime >/dev/null || ra_fail "set FUSE PATH failed"
+[[ $(cat "/sys/class/bdi/$fuse/read_ahead_kb") == 32 ]] || ra_fail "set FUSE PATH: $fuse not at 32"
+umount "$T/fuse"
+unset 'RA_MOUNTS[-1]'
+ra_ok "show and set PATH on a FUSE mount act on its bdi $fuse"
 
 # Clear errors, exit 1.
 for p in /proc /nonexistent/x; do
