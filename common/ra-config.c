@@ -5,6 +5,7 @@
 #include <ini.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ra-config.h"
@@ -653,13 +654,16 @@ int ra_config_resolve_paths(RaConfig *c, const char *sysfs_root, const char *mou
 
         for (size_t i = 0; i < c->n_sections; i++) {
                 RaDeviceSection *s = &c->sections[i];
+                _cleanup_free_ char *real = NULL;
                 RaPathObject o = {};
                 int r;
 
                 if (!s->path)
                         continue;
 
-                r = ra_path_object(sysfs_root, mountinfo, fstab, s->glob, &o);
+                /* Through its links where it exists (/srv a link to /data): mountinfo names the target. */
+                real = realpath(s->glob, NULL);
+                r = ra_path_object(sysfs_root, mountinfo, fstab, real ?: s->glob, &o);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0 ? s->resolved != NULL
