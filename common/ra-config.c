@@ -5,9 +5,11 @@
 #include <ini.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ra-config.h"
+#include "ra-path.h"
 #include "ra-swap.h"
 #include "ra-util.h"
 
@@ -62,8 +64,10 @@ RaConfig *ra_config_free(RaConfig *c) {
         if (!c)
                 return NULL;
 
-        for (size_t i = 0; i < c->n_sections; i++)
+        for (size_t i = 0; i < c->n_sections; i++) {
                 free(c->sections[i].glob);
+                free(c->sections[i].resolved);
+        }
         free(c->sections);
         ra_strv_free(c->devices);
         ra_strv_free(c->ignore);
@@ -110,7 +114,7 @@ static void add_error(Parser *p, const char *format, ...) {
 /* "[device:sd*]" has just been read: open a new section for its keys. */
 static void begin_section(Parser *p, const char *name) {
         const char *glob;
-        bool bdi = false;
+        bool bdi = false, path = false;
         RaDeviceSection *grown;
         char *copy;
 
@@ -130,6 +134,15 @@ static void begin_section(Parser *p, const char *name) {
                                      "type, such as [bdi:btrfs-*], [bdi:/srv/*] or [bdi:fuse.sshfs]");
                         return;
                 }
+        } else if (strncmp(name, "path:", 5) == 0) {
+                glob = name + 5;
+                path = true;
+                if (glob[0] != '/' || strstr(glob, "/../") || strstr(glob, "/./")) {
+                        add_error(p,
+                                  "[path:PATH] needs an absolute path without . or .. components, such as "
+                                  "[path:/var/lib/postgresql]");
+                        return;
+                }
         } else if (strncmp(name, "device:", 7) == 0) {
                 glob = name + 7;
                 if (!*glob || strchr(glob, '/')) {
@@ -138,8 +151,8 @@ static void begin_section(Parser *p, const char *name) {
                 }
         } else {
                 add_error(p,
-                          "unknown section [%s]; known are [daemon], [policy], [swap], [device:GLOB] and "
-                          "[bdi:GLOB]",
+                          "unknown section [%s]; known are [daemon], [policy], [swap], [device:GLOB], "
+                          "[bdi:GLOB] and [path:PATH]",
                           name);
                 return;
         }
@@ -155,7 +168,7 @@ static void begin_section(Parser *p, const char *name) {
 
         p->config->sections = grown;
         p->section = &grown[p->config->n_sections++];
-        *p->section = (RaDeviceSection){ .glob = copy, .bdi = bdi };
+        *p->section = (RaDeviceSection){ .glob = copy, .bdi = bdi, .path = path };
         p->in_known_section = true;
 }
 
@@ -348,9 +361,18 @@ static void parse_policy_key(Parser *p, const char *name, const char *value) {
                 add_error(p, "unknown key '%s' in [policy]", name);
 }
 
+static const char *section_kind(const RaDeviceSection *s) {
+        return s->path ? "path" : s->bdi ? "bdi" : "device";
+}
+
 static void parse_device_key(Parser *p, const char *name, const char *value) {
         RaDeviceSection *s = p->section;
 
+        if (strcmp(name, "ignore") == 0) {
+                if (ra_parse_boolean(value, &s->ignore) < 0)
+                        add_error(p, "ignore must be a boolean (yes or no), not '%s'", value);
+                return;
+        }
         if (strcmp(name, "read_ahead_kb") == 0)
                 parse_kb(p, name, value, &s->read_ahead_kb);
         else if (strcmp(name, "min_kb") == 0)
@@ -358,13 +380,13 @@ static void parse_device_key(Parser *p, const char *name, const char *value) {
         else if (strcmp(name, "max_kb") == 0)
                 parse_kb(p, name, value, &s->max_kb);
         else {
-                add_error(p, "unknown key '%s' in [%s:%s]", name, s->bdi ? "bdi" : "device", s->glob);
+                add_error(p, "unknown key '%s' in [%s:%s]", name, section_kind(s), s->glob);
                 return;
         }
 
         if (s->min_kb > 0 && s->max_kb > 0 && s->min_kb > s->max_kb)
                 add_error(p, "min_kb %" PRIu32 " is larger than max_kb %" PRIu32 " in [%s:%s]", s->min_kb,
-                          s->max_kb, s->bdi ? "bdi" : "device", s->glob);
+                          s->max_kb, section_kind(s), s->glob);
 }
 
 static void parse_swap_key(Parser *p, const char *name, const char *value) {
@@ -573,10 +595,6 @@ int ra_config_read(const char *path, RaConfig **ret, char ***errors) {
         return 0;
 }
 
-bool ra_config_manages(const RaConfig *c, const char *name) {
-        return ra_glob_match_any(c->devices, name) && !ra_glob_match_any(c->ignore, name);
-}
-
 static bool match_keys(char *const *globs, const char *const *keys) {
         for (size_t i = 0; keys[i]; i++)
                 if (ra_glob_match_any(globs, keys[i]))
@@ -584,8 +602,27 @@ static bool match_keys(char *const *globs, const char *const *keys) {
         return false;
 }
 
+/* Whether section s is for the object keys name (keys[0] is the object's own name). */
+static bool section_matches(const RaDeviceSection *s, bool bdi, const char *const *keys) {
+        if (s->path)
+                return s->resolved && s->resolved_bdi == bdi && ra_streq(s->resolved, keys[0]);
+        return s->bdi == bdi && match_keys((char *[]){ s->glob, NULL }, keys);
+}
+
+static bool ignored_by_section(const RaConfig *c, bool bdi, const char *const *keys) {
+        for (size_t i = 0; i < c->n_sections; i++)
+                if (c->sections[i].ignore && section_matches(&c->sections[i], bdi, keys))
+                        return true;
+        return false;
+}
+
+bool ra_config_manages(const RaConfig *c, const char *name) {
+        return ra_glob_match_any(c->devices, name) && !ra_glob_match_any(c->ignore, name) &&
+               !ignored_by_section(c, false, (const char *[]){ name, NULL });
+}
+
 bool ra_config_manages_bdi(const RaConfig *c, const char *const *keys) {
-        return match_keys(c->bdis, keys);
+        return match_keys(c->bdis, keys) && !ignored_by_section(c, true, keys);
 }
 
 static void section_settings(const RaConfig *c, bool bdi, const char *const *keys, RaSettings *ret) {
@@ -594,7 +631,7 @@ static void section_settings(const RaConfig *c, bool bdi, const char *const *key
         for (size_t i = 0; i < c->n_sections; i++) {
                 const RaDeviceSection *s = &c->sections[i];
 
-                if (s->bdi != bdi || !match_keys((char *[]){ s->glob, NULL }, keys))
+                if (!keys[0] || !section_matches(s, bdi, keys))
                         continue;
 
                 ra_bounds_override(&ret->bounds, s->min_kb, s->max_kb);
@@ -609,4 +646,37 @@ void ra_config_device_settings(const RaConfig *c, const char *name, RaSettings *
 
 void ra_config_bdi_settings(const RaConfig *c, const char *const *keys, RaSettings *ret) {
         section_settings(c, true, keys, ret);
+}
+
+int ra_config_resolve_paths(RaConfig *c, const char *sysfs_root, const char *mountinfo, const char *fstab,
+                            bool *ret_changed) {
+        bool changed = false;
+
+        for (size_t i = 0; i < c->n_sections; i++) {
+                RaDeviceSection *s = &c->sections[i];
+                _cleanup_free_ char *real = NULL;
+                RaPathObject o = {};
+                int r;
+
+                if (!s->path)
+                        continue;
+
+                /* Through its links where it exists (/srv a link to /data): mountinfo names the target. */
+                real = realpath(s->glob, NULL);
+                r = ra_path_object(sysfs_root, mountinfo, fstab, real ?: s->glob, &o);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 ? s->resolved != NULL
+                          : !ra_streq(s->resolved, o.name) || s->resolved_bdi != o.bdi) {
+                        changed = true;
+                        free(s->resolved);
+                        s->resolved = TAKE_PTR(o.name);
+                        s->resolved_bdi = o.bdi;
+                }
+                ra_path_object_clear(&o);
+        }
+
+        if (ret_changed)
+                *ret_changed = changed;
+        return 0;
 }

@@ -27,13 +27,18 @@ typedef enum RaExternal {
 
 const char *ra_external_to_string(RaExternal e);
 
-/* A [device:GLOB] or [bdi:GLOB] section; 0 means the key was not given. */
+/* A [device:GLOB], [bdi:GLOB] or [path:PATH] section; 0 means the key was not given. */
 typedef struct RaDeviceSection {
         char *glob;
-        bool bdi; /* [bdi:GLOB]: the glob is on a bdi's name, mount point or file system type */
+        bool bdi;  /* [bdi:GLOB]: the glob is on a bdi's name, mount point or file system type */
+        bool path; /* [path:PATH]: glob is an absolute path, the section is for what its files read with */
+        bool ignore;
         uint32_t read_ahead_kb;
         uint32_t min_kb;
         uint32_t max_kb;
+        /* [path:PATH]: the object its files read with now (ra_config_resolve_paths); NULL: none yet */
+        char *resolved;
+        bool resolved_bdi;
 } RaDeviceSection;
 
 typedef struct RaConfig {
@@ -84,7 +89,16 @@ int ra_config_load(RaConfig *c, const char *path, const char *dropin_dir, char *
  */
 int ra_config_read(const char *path, RaConfig **ret, char ***errors);
 
-/* True when name is in devices and not in ignore. */
+/*
+ * Finds again, for every [path:PATH] section, the object the files under
+ * PATH read with (ra_path_object() over sysfs_root, mountinfo and fstab);
+ * a path whose mount is not made yet resolves to nothing. ret_changed (may
+ * be NULL) is set when any section now names another object than before.
+ */
+int ra_config_resolve_paths(RaConfig *c, const char *sysfs_root, const char *mountinfo, const char *fstab,
+                            bool *ret_changed);
+
+/* True when name is in devices, not in ignore, and no section with ignore = yes is for it. */
 bool ra_config_manages(const RaConfig *c, const char *name);
 
 /* Bounds and pin for one device: [policy], then every matching section in order. */

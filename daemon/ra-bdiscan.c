@@ -218,8 +218,8 @@ static bool mounting(const RaDisk *d) {
 }
 
 void ra_bdiscan_scan(Manager *m, const char *event) {
-        /* A reload decides again for the bdis it keeps, as for the disks. */
-        bool retune = ra_streq(event, "reload");
+        /* A reload or a moved [path:] section decides again for the bdis it keeps, as for the disks. */
+        bool retune = ra_streq(event, "reload") || ra_streq(event, "path");
         _cleanup_free_ Fresh *fresh = NULL;
         RaBdi *v = NULL;
         size_t n = 0, n_fresh = 0;

@@ -37,6 +37,7 @@ typedef struct Manager {
         RaSbMap sbmap;                /* superblock -> managed disk, for the page-cache events */
         sd_event_source *mountinfo_source; /* /proc/self/mountinfo changes: the map follows */
         struct RaBdiEarly *bdi_early;      /* btrfs bdis decided while their mount runs (ra-bdiwatch.c) */
+        sd_event_source *paths_due;        /* the [path:] sections are resolved again (ra-pathwatch.c) */
 
         /* Events the tracer lost, not yet said in the log, and what they are out of (ra-sampler.c). */
         uint64_t trace_lost, trace_read;

@@ -9,6 +9,7 @@
 #include "ra-calibrate.h"
 #include "ra-log.h"
 #include "ra-manager.h"
+#include "ra-pathwatch.h"
 #include "ra-registry.h"
 #include "ra-sampler.h"
 #include "ra-store.h"
@@ -84,6 +85,7 @@ Manager *ra_manager_free(Manager *m) {
         ra_calibrate_stop(m);
         ra_sampler_stop(m);
         ra_bdiwatch_stop(m);
+        ra_pathwatch_stop(m);
         ra_sbmap_clear(&m->sbmap);
         free(m->learning_off);
         ra_swapwatch_free(m);
@@ -114,6 +116,8 @@ int ra_manager_start(Manager *m) {
         if (r < 0)
                 return r;
 
+        /* Before any decision: a [path:] section is for whatever its path is on at start. */
+        ra_pathwatch_resolve(m);
         r = ra_udev_enumerate(m, "coldplug");
         if (r < 0)
                 return r;
@@ -166,6 +170,7 @@ int ra_manager_reload(Manager *m) {
                                    c->state_dir, m->state_dir);
                 if (was_observing != ra_context_observing(m))
                         ra_bus_manager_changed(m, "Mode");
+                ra_pathwatch_resolve(m);
                 r = ra_udev_enumerate(m, "reload");
                 ra_bdiwatch_scan(m, "reload");
                 ra_tune_swap(m, "reload");

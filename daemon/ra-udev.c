@@ -12,6 +12,7 @@
 
 #include "ra-context.h"
 #include "ra-log.h"
+#include "ra-pathwatch.h"
 #include "ra-registry.h"
 #include "ra-store.h"
 #include "ra-tune.h"
@@ -373,6 +374,8 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
         if (bdis)
                 m->on_bdis_moved(m, "udev");
         schedule_trim(m);
+        /* A stack built or taken apart moves what a [path:] section's files read with. */
+        ra_pathwatch_schedule(m);
 
         /* The socket overflowed: events are lost, so look at everything again. */
         if (error == ENOBUFS) {

@@ -13,20 +13,25 @@ static const struct {
         const char *name;
         int n_args; /* exactly this many arguments after the verb; -1: one or more; -2: any number */
         int (*run)(RcContext *c, char **args);
+        bool takes_path; /* the first argument may be a path instead of a device */
         const char *args;
         const char *summary;
 } verbs[] = {
-        { "status", 0, verb_status, "", "every managed disk and swap, its value and why" },
-        { "show", 1, verb_show, "DEV|swap", "one disk, or swap, in full" },
-        { "set", 2, verb_set, "DEV KB [--runtime]", "pin DEV to KB KiB; set swap N: page-cluster N" },
-        { "auto", 1, verb_auto, "DEV|swap", "clear a pin: radaemon decides again" },
-        { "reload", 0, verb_reload, "", "re-read the configuration" },
-        { "calibrate", 1, verb_calibrate, "DEV", "measure DEV again: its command cost, bandwidth, jump" },
-        { "restore", 0, verb_restore, "", "put every disk back as it was before radaemon" },
-        { "monitor", 0, verb_monitor, "", "print every change as it happens, until Ctrl-C" },
-        { "metrics", 0, verb_metrics, "", "every disk's numbers for Prometheus (text format)" },
-        { "prefetch", -1, verb_prefetch, "PATH...", "warm a tree's metadata (--data: and contents)" },
-        { "export", -2, verb_export, "[DEV...]", "what was learned, as a udev hwdb file for a fleet" },
+        { "status", 0, verb_status, false, "", "every managed disk and swap, its value and why" },
+        { "show", 1, verb_show, true, "DEV|PATH|swap",
+          "one disk, or swap, in full; PATH: what it reads with" },
+        { "set", 2, verb_set, true, "DEV|PATH KB [--runtime]",
+          "pin DEV to KB KiB; set swap N: page-cluster N" },
+        { "auto", 1, verb_auto, true, "DEV|PATH|swap", "clear a pin: radaemon decides again" },
+        { "reload", 0, verb_reload, false, "", "re-read the configuration" },
+        { "calibrate", 1, verb_calibrate, true, "DEV|PATH",
+          "measure DEV again: its command cost, bandwidth, jump" },
+        { "restore", 0, verb_restore, false, "", "put every disk back as it was before radaemon" },
+        { "monitor", 0, verb_monitor, false, "", "print every change as it happens, until Ctrl-C" },
+        { "metrics", 0, verb_metrics, false, "", "every disk's numbers for Prometheus (text format)" },
+        { "prefetch", -1, verb_prefetch, false, "PATH...", "warm a tree's metadata (--data: and contents)" },
+        { "export", -2, verb_export, false, "[DEV...]",
+          "what was learned, as a udev hwdb file for a fleet" },
 };
 
 static void help(void) {
@@ -145,6 +150,7 @@ static int parse_argv(int argc, char *argv[], RcContext *c) {
 int main(int argc, char *argv[]) {
         RcContext c = {};
         const char *verb;
+        char **args;
         int n_args, r;
 
         r = parse_argv(argc, argv, &c);
@@ -186,7 +192,11 @@ int main(int argc, char *argv[]) {
                         return RC_EXIT_USAGE;
                 }
 
-                r = verbs[i].run(&c, argv + optind + (optind < argc ? 1 : 0));
+                args = argv + optind + (optind < argc ? 1 : 0);
+                r = verbs[i].takes_path ? rc_resolve_target(&c, args) : 0;
+                if (r == 0)
+                        r = verbs[i].run(&c, args);
+                ra_path_object_clear(&c.path_object);
                 sd_bus_flush_close_unref(c.bus);
                 return r;
         }

@@ -7,6 +7,7 @@
 
 #include "ra-dbus.h"
 #include "ra-macro.h"
+#include "ra-path.h"
 
 /* What every verb gets: the options and a connection to the system bus. */
 typedef struct RcContext {
@@ -22,6 +23,9 @@ typedef struct RcContext {
         bool budget_set;
         unsigned threads;
         uint64_t budget;
+        /* show, set, auto, calibrate given a path: the path, and the object its files read with */
+        const char *path;
+        RaPathObject path_object;
 } RcContext;
 
 #define RC_PREFETCH_THREADS_MAX 1024
@@ -110,6 +114,20 @@ int rc_device_read_property(RcDevice *d, const char *property, sd_bus_message *m
  * RC_EXIT_FAILURE.
  */
 int rc_report_error(const char *what, const sd_bus_error *error, int r);
+
+/* --- rc-path.c: a path where a verb takes a device ---------------------- */
+
+/*
+ * When args[0] is a path (it has a '/', or is . or ..), replaces it by the
+ * name of the managed object its files read with, and keeps the path in c.
+ * Returns 0, or an exit status having said why not (no such path, a tmpfs,
+ * an object radaemon does not manage).
+ */
+int rc_resolve_target(RcContext *c, char **args);
+/* "PATH: its files read with dm-2's window (ext4 on /dev/mapper/vg-db, mounted at /srv)". */
+void rc_print_path(const RcContext *c);
+/* With --json, the path's object opens with the mount; the device follows, then '}'. */
+void rc_json_path_begin(const RcContext *c);
 
 /* --- rc-swap.c: "swap" where a verb takes a device: vm.page-cluster ------- */
 

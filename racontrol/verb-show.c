@@ -25,9 +25,15 @@ int verb_show(RcContext *c, char **args) {
         }
 
         if (c->json) {
+                if (c->path)
+                        rc_json_path_begin(c);
                 rc_json_device(&d);
+                if (c->path)
+                        putchar('}');
                 putchar('\n');
         } else {
+                if (c->path)
+                        rc_print_path(c);
                 rc_print_device(&d);
                 rc_print_learning(evidence, learning_off);
         }

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libmount.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "ra-bdi.h"
+#include "ra-path.h"
+#include "ra-util.h"
+
+void ra_path_object_clear(RaPathObject *o) {
+        free(o->name);
+        free(o->mountpoint);
+        free(o->fs_type);
+        free(o->source);
+        *o = (RaPathObject){};
+}
+
+bool ra_path_is_path(const char *s) {
+        return strchr(s, '/') || strcmp(s, ".") == 0 || strcmp(s, "..") == 0;
+}
+
+static const char *last_component(const char *s) {
+        const char *slash = strrchr(s, '/');
+
+        return slash ? slash + 1 : s;
+}
+
+/*
+ * The whole block device of dev: the device itself, or for a partition its
+ * disk, whose queue and window the partition shares.
+ */
+static int block_device_name(const char *sysfs_root, dev_t dev, char **ret) {
+        _cleanup_free_ char *link = NULL, *target = NULL;
+        _cleanup_close_ int dirfd = -1;
+        char *slash;
+        ssize_t n;
+
+        if (asprintf(&link, "%s/dev/block/%u:%u", sysfs_root, major(dev), minor(dev)) < 0)
+                return -ENOMEM;
+        target = malloc(4096);
+        if (!target)
+                return -ENOMEM;
+        n = readlink(link, target, 4095);
+        if (n < 0)
+                return errno == ENOENT ? -ENODEV : -errno;
+        target[n] = '\0';
+
+        dirfd = open(link, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dirfd < 0)
+                return -ENODEV;
+        /* A partition's directory sits in its disk's: ".../block/sda/sda1". */
+        if (faccessat(dirfd, "partition", F_OK, 0) == 0) {
+                slash = strrchr(target, '/');
+                if (!slash)
+                        return -ENODEV;
+                *slash = '\0';
+        }
+
+        if (!ra_device_name_is_valid(last_component(target)))
+                return -ENODEV;
+        *ret = strdup(last_component(target));
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* A btrfs's bdi, found from a device it is on ("/dev/sdb", "/dev/mapper/x"). */
+static int btrfs_bdi_name(const char *sysfs_root, const char *source, char **ret) {
+        _cleanup_free_ char *resolved = NULL;
+        RaBdi b = {};
+        int r;
+
+        if (!source || source[0] != '/')
+                return -ENODEV;
+        /* /dev/mapper/x and /dev/disk/by-* are links to the kernel's name. */
+        resolved = realpath(source, NULL);
+        r = ra_bdi_read_btrfs(sysfs_root, last_component(resolved ? resolved : source), &b);
+        if (r >= 0)
+                *ret = TAKE_PTR(b.name);
+        ra_bdi_clear(&b);
+        return r == -ENOENT ? -ENODEV : r;
+}
+
+static int object_of(const char *sysfs_root, struct libmnt_fs *fs, RaPathObject *o) {
+        const char *fs_type = mnt_fs_get_fstype(fs);
+        dev_t dev = mnt_fs_get_devno(fs);
+        char bdi[64];
+
+        if (fs_type && strcmp(fs_type, "btrfs") == 0) {
+                o->bdi = true;
+                return btrfs_bdi_name(sysfs_root, mnt_fs_get_source(fs), &o->name);
+        }
+        if (fs_type && strcmp(fs_type, "fuseblk") == 0) {
+                o->bdi = true;
+                (void) snprintf(bdi, sizeof(bdi), "%u:%u-fuseblk", major(dev), minor(dev));
+        } else if (major(dev) == 0) {
+                /* FUSE, NFS, cifs: a bdi of their own, named after the anonymous dev. */
+                o->bdi = true;
+                (void) snprintf(bdi, sizeof(bdi), "%u:%u", major(dev), minor(dev));
+        } else
+                return block_device_name(sysfs_root, dev, &o->name);
+
+        if (!ra_bdi_exists(sysfs_root, bdi))
+                return -ENODEV; /* tmpfs, proc, overlay: nothing reads ahead for them */
+        o->name = strdup(bdi);
+        return o->name ? 0 : -ENOMEM;
+}
+
+/*
+ * The last mount (the one on top) at path or the nearest directory above
+ * it, by name alone: libmount's own mnt_table_find_mountpoint() stats the
+ * path, which a test's or a not yet mounted path does not have.
+ */
+static struct libmnt_fs *find_mount(struct libmnt_table *table, const char *path) {
+        _cleanup_free_ char *p = strdup(path);
+        struct libmnt_fs *fs;
+        char *slash;
+
+        if (!p)
+                return NULL;
+        for (;;) {
+                fs = mnt_table_find_target(table, p[0] ? p : "/", MNT_ITER_BACKWARD);
+                if (fs || !p[0])
+                        return fs;
+                slash = strrchr(p, '/');
+                *slash = '\0';
+        }
+}
+
+/* Whether fstab has a mount at path or above it that is deeper than mounted, which is not there yet. */
+static bool awaits_mount(const char *fstab, const char *path, struct libmnt_fs *mounted) {
+        struct libmnt_table *table;
+        struct libmnt_fs *fs;
+        bool awaits;
+
+        if (!fstab)
+                return false;
+        table = mnt_new_table_from_file(fstab);
+        if (!table)
+                return false; /* no fstab: what is mounted is all there is */
+        fs = find_mount(table, path);
+        awaits = fs && strlen(mnt_fs_get_target(fs)) > strlen(mnt_fs_get_target(mounted));
+        mnt_unref_table(table);
+        return awaits;
+}
+
+int ra_path_object(const char *sysfs_root, const char *mountinfo, const char *fstab, const char *path,
+                   RaPathObject *ret) {
+        struct libmnt_table *table;
+        struct libmnt_fs *fs;
+        RaPathObject o = {};
+        int r;
+
+        if (!path || path[0] != '/')
+                return -EINVAL;
+
+        table = mnt_new_table_from_file(mountinfo);
+        if (!table)
+                return -errno ?: -EIO;
+
+        fs = find_mount(table, path);
+        if (!fs) {
+                r = -ENOENT;
+                goto finish;
+        }
+        if (awaits_mount(fstab, path, fs)) {
+                r = -EAGAIN;
+                goto finish;
+        }
+
+        r = object_of(sysfs_root, fs, &o);
+        if (r < 0)
+                goto finish;
+        o.mountpoint = strdup(mnt_fs_get_target(fs) ?: "");
+        o.fs_type = strdup(mnt_fs_get_fstype(fs) ?: "");
+        o.source = strdup(mnt_fs_get_source(fs) ?: "");
+        if (!o.mountpoint || !o.fs_type || !o.source) {
+                r = -ENOMEM;
+                goto finish;
+        }
+        *ret = o;
+        o = (RaPathObject){};
+finish:
+        ra_path_object_clear(&o);
+        mnt_unref_table(table);
+        return r;
+}
