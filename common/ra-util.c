@@ -214,3 +214,69 @@ bool ra_device_name_is_valid(const char *name) {
 
         return true;
 }
+
+/* The length of the character s starts with when it is valid UTF-8, else 0. */
+static size_t utf8_char_len(const unsigned char *s) {
+        uint32_t c;
+        size_t len;
+
+        if (s[0] < 0x80)
+                return 1;
+        if (s[0] >= 0xc2 && s[0] <= 0xdf)
+                len = 2;
+        else if ((s[0] & 0xf0) == 0xe0)
+                len = 3;
+        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+                len = 4;
+        else
+                return 0;
+
+        c = s[0] & (0x7f >> len);
+        /* Stops at the terminating NUL too: it is no continuation byte. */
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                c = c << 6 | (s[i] & 0x3f);
+        }
+
+        /* Overlong forms, past U+10FFFF, UTF-16's surrogates, and the noncharacters sd-bus refuses. */
+        if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) || c > 0x10ffff ||
+            (c >= 0xd800 && c <= 0xdfff) || (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) == 0xfffe)
+                return 0;
+        return len;
+}
+
+bool ra_utf8_is_valid(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+
+        while (*p) {
+                size_t len = utf8_char_len(p);
+
+                if (len == 0)
+                        return false;
+                p += len;
+        }
+        return true;
+}
+
+char *ra_utf8_escape_invalid(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+        char *escaped, *q;
+
+        /* Each byte becomes at most the four of "\xNN". */
+        escaped = malloc(strlen(s) * 4 + 1);
+        if (!escaped)
+                return NULL;
+
+        for (q = escaped; *p;) {
+                size_t len = utf8_char_len(p);
+
+                if (len > 0) {
+                        q = mempcpy(q, p, len);
+                        p += len;
+                } else
+                        q += sprintf(q, "\\x%02x", *p++);
+        }
+        *q = '\0';
+        return escaped;
+}

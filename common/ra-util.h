@@ -43,6 +43,18 @@ const char *ra_format_size(uint64_t bytes, char buf[static RA_SIZE_MAX]);
 /* A kernel block device name is a single path component we can trust. */
 bool ra_device_name_is_valid(const char *name);
 
+/*
+ * D-Bus and the journal take only valid UTF-8, but names come from the
+ * kernel, udev and mount tables as any bytes (a loop device's backing file,
+ * a FUSE mount point). ra_utf8_is_valid() says whether s is valid as sd-bus
+ * checks it (no overlong forms, surrogates or noncharacters).
+ * ra_utf8_escape_invalid() returns a copy of s in which each byte that is not
+ * part of a valid character is written "\xNN", as systemd escapes names:
+ * valid text, backslashes included, is copied unchanged. NULL on ENOMEM.
+ */
+bool ra_utf8_is_valid(const char *s);
+char *ra_utf8_escape_invalid(const char *s);
+
 /* The errors a device that went away shows, depending on the moment. */
 static inline bool ra_errno_is_gone(int r) {
         return r == -ENOENT || r == -ENXIO || r == -ENODEV;

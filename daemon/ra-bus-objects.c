@@ -7,6 +7,7 @@
 #include <systemd/sd-bus.h>
 
 #include "ra-bus-objects.h"
+#include "ra-bus-string.h"
 #include "ra-bus.h"
 #include "ra-calibrate.h"
 #include "ra-context.h"
@@ -25,7 +26,7 @@ int ra_bus_device_set_read_ahead(RaDisk *d, sd_bus_message *msg, uint32_t kb, in
         int r;
 
         if (!ra_kb_is_valid(kb) || kb < b.min_kb || kb > b.max_kb)
-                return sd_bus_error_setf(error, RA_BUS_ERROR_INVALID_VALUE,
+                return ra_bus_error_setf(error, RA_BUS_ERROR_INVALID_VALUE,
                                          "%s: the value must be a multiple of 4 from %" PRIu32 " to %" PRIu32
                                          " KiB, not %" PRIu32 ".",
                                          d->name, b.min_kb, b.max_kb, kb);
@@ -37,7 +38,7 @@ int ra_bus_device_set_read_ahead(RaDisk *d, sd_bus_message *msg, uint32_t kb, in
         /* SD_BUS_ERROR_FAILED, whatever the errno: EACCES must not read as "not permitted". */
         r = ra_tune_pin(d->manager, d, kb, persist, uid);
         if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot store the pin under %s: %s",
+                return ra_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot store the pin under %s: %s",
                                          d->manager->state_dir, strerror(-r));
 
         return sd_bus_reply_method_return(msg, NULL);
@@ -53,7 +54,7 @@ int ra_bus_device_clear_pin(RaDisk *d, sd_bus_message *msg, sd_bus_error *error)
 
         r = ra_tune_unpin(d->manager, d, uid);
         if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot remove the pin under %s: %s",
+                return ra_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot remove the pin under %s: %s",
                                          d->manager->state_dir, strerror(-r));
 
         return sd_bus_reply_method_return(msg, NULL);
@@ -90,12 +91,12 @@ static int method_device_calibrate(sd_bus_message *msg, void *userdata, sd_bus_e
                 return sd_bus_error_set(error, RA_BUS_ERROR_BUSY,
                                         "Another disk is being calibrated; try again in a second.");
         if (r == -EOPNOTSUPP)
-                return sd_bus_error_setf(
+                return ra_bus_error_setf(
                         error, RA_BUS_ERROR_INVALID_VALUE,
                         "%s: only a whole disk with a medium can be calibrated, not a %s%s.", d->name,
                         ra_kind_to_string(d->kind), d->attrs.size_bytes == 0 ? " without a medium" : "");
         if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot start a calibration: %s.",
+                return ra_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot start a calibration: %s.",
                                          strerror(-r));
         return 1; /* answered by ra-calibrate.c */
 }
@@ -106,16 +107,9 @@ static int property_get_bool(sd_bus *bus, const char *path, const char *interfac
         return sd_bus_message_append(reply, "b", (int) *(bool *) userdata);
 }
 
-/* For strings held in arrays rather than behind pointers. */
-static int property_get_char_array(sd_bus *bus, const char *path, const char *interface,
-                                   const char *property, sd_bus_message *reply, void *userdata,
-                                   sd_bus_error *error) {
-        return sd_bus_message_append(reply, "s", (const char *) userdata);
-}
-
 static int property_get_source(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        return sd_bus_message_append(reply, "s", ra_source_to_string(*(RaSource *) userdata));
+        return ra_bus_append_string(reply, ra_source_to_string(*(RaSource *) userdata));
 }
 
 /* "" when it was never calibrated. */
@@ -125,7 +119,7 @@ static int property_get_calibration(sd_bus *bus, const char *path, const char *i
         char text[512];
 
         ra_calib_describe(userdata, text, sizeof(text));
-        return sd_bus_message_append(reply, "s", text);
+        return ra_bus_append_string(reply, text);
 }
 
 static int property_get_calibrated_usec(sd_bus *bus, const char *path, const char *interface,
@@ -141,55 +135,48 @@ static int property_get_bandwidth(sd_bus *bus, const char *path, const char *int
 
 static int property_get_kind(sd_bus *bus, const char *path, const char *interface, const char *property,
                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        return sd_bus_message_append(reply, "s", ra_kind_to_string(*(RaKind *) userdata));
-}
-
-/* Strings a disk does not have (a bdi's mount point) are empty, as the XML says. */
-static int property_get_string_or_empty(sd_bus *bus, const char *path, const char *interface,
-                                        const char *property, sd_bus_message *reply, void *userdata,
-                                        sd_bus_error *error) {
-        return sd_bus_message_append(reply, "s", *(char **) userdata ?: "");
-}
-
-static int property_get_strv(sd_bus *bus, const char *path, const char *interface, const char *property,
-                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        return sd_bus_message_append_strv(reply, *(char ***) userdata);
+        return ra_bus_append_string(reply, ra_kind_to_string(*(RaKind *) userdata));
 }
 
 #define DISK_PROPERTY(name, sig, getter, field, flags)                                                      \
         SD_BUS_PROPERTY(name, sig, getter, offsetof(RaDisk, field), flags)
+/*
+ * Every string through ra-bus-string.c, which escapes what is not UTF-8:
+ * sd-bus's own getter would send any bytes, and fail. Strings a disk does
+ * not have (a bdi's mount point) are empty, as the XML says.
+ */
+#define DISK_STRING(name, field, flags) DISK_PROPERTY(name, "s", ra_bus_property_get_string, field, flags)
+#define DISK_CHARS(name, field, flags) DISK_PROPERTY(name, "s", ra_bus_property_get_char_array, field, flags)
 #define CHANGES SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 
 static const sd_bus_vtable device_vtable[] = {
         SD_BUS_VTABLE_START(0),
-        DISK_PROPERTY("Name", "s", NULL, name, SD_BUS_VTABLE_PROPERTY_CONST),
+        DISK_STRING("Name", name, SD_BUS_VTABLE_PROPERTY_CONST),
         DISK_PROPERTY("Kind", "s", property_get_kind, kind, CHANGES),
-        DISK_PROPERTY("MountPoint", "s", property_get_string_or_empty, bdi.mountpoint,
-                      SD_BUS_VTABLE_PROPERTY_CONST),
-        DISK_PROPERTY("FileSystem", "s", property_get_string_or_empty, bdi.fs_type,
-                      SD_BUS_VTABLE_PROPERTY_CONST),
-        DISK_PROPERTY("Beneath", "as", property_get_strv, beneath_names, 0),
-        DISK_PROPERTY("Stack", "s", property_get_char_array, stack_text, 0),
-        DISK_PROPERTY("Node", "s", property_get_string_or_empty, devnode, CHANGES),
-        DISK_PROPERTY("Identity", "s", NULL, identity, CHANGES),
+        DISK_STRING("MountPoint", bdi.mountpoint, SD_BUS_VTABLE_PROPERTY_CONST),
+        DISK_STRING("FileSystem", bdi.fs_type, SD_BUS_VTABLE_PROPERTY_CONST),
+        DISK_PROPERTY("Beneath", "as", ra_bus_property_get_strv, beneath_names, 0),
+        DISK_CHARS("Stack", stack_text, 0),
+        DISK_STRING("Node", devnode, CHANGES),
+        DISK_STRING("Identity", identity, CHANGES),
         DISK_PROPERTY("SizeBytes", "t", NULL, attrs.size_bytes, CHANGES),
         DISK_PROPERTY("Rotational", "b", property_get_bool, attrs.rotational, CHANGES),
         DISK_PROPERTY("Removable", "b", property_get_bool, attrs.removable, CHANGES),
-        DISK_PROPERTY("Transport", "s", NULL, attrs.transport, CHANGES),
+        DISK_STRING("Transport", attrs.transport, CHANGES),
         /* What udev calls the hardware, for racontrol export's hwdb keys: read when asked. */
-        DISK_PROPERTY("Vendor", "s", property_get_string_or_empty, attrs.vendor, 0),
-        DISK_PROPERTY("Model", "s", property_get_string_or_empty, attrs.model, 0),
-        DISK_PROPERTY("Revision", "s", property_get_string_or_empty, attrs.revision, 0),
+        DISK_STRING("Vendor", attrs.vendor, 0),
+        DISK_STRING("Model", attrs.model, 0),
+        DISK_STRING("Revision", attrs.revision, 0),
         DISK_PROPERTY("ReadAheadKB", "u", NULL, attrs.read_ahead_kb, CHANGES),
         DISK_PROPERTY("TargetKB", "u", NULL, decision.kb, CHANGES),
         DISK_PROPERTY("Source", "s", property_get_source, decision.source, CHANGES),
-        DISK_PROPERTY("Reason", "s", property_get_char_array, decision.reason, CHANGES),
+        DISK_CHARS("Reason", decision.reason, CHANGES),
         DISK_PROPERTY("ReadBytesPerSec", "t", NULL, read_bytes_per_sec, CHANGES),
         DISK_PROPERTY("AvgReadRequestBytes", "t", NULL, avg_read_request_bytes, CHANGES),
-        DISK_PROPERTY("Workload", "s", NULL, workload, CHANGES),
+        DISK_STRING("Workload", workload, CHANGES),
         DISK_PROPERTY("LearnedKB", "u", NULL, model.learned_kb, CHANGES),
         DISK_PROPERTY("Decisions", "t", NULL, decisions, CHANGES),
-        DISK_PROPERTY("Evidence", "s", NULL, evidence, CHANGES),
+        DISK_STRING("Evidence", evidence, CHANGES),
         DISK_PROPERTY("Calibrating", "b", property_get_bool, calibrating, CHANGES),
         DISK_PROPERTY("Calibration", "s", property_get_calibration, calib, CHANGES),
         DISK_PROPERTY("CalibratedUSec", "t", property_get_calibrated_usec, calib.when, CHANGES),
@@ -251,9 +238,18 @@ static int swap_property_get_devices(sd_bus *bus, const char *path, const char *
         for (size_t i = 0; r >= 0 && w && i < w->n_areas; i++) {
                 const RaSwapArea *a = &w->areas[i];
 
-                r = sd_bus_message_append(reply, "(sssitt)", a->filename, a->device ?: "",
-                                          ra_swap_class_to_string(a->class), (int32_t) a->priority,
-                                          a->size_kb * 1024, a->used_kb * 1024);
+                r = sd_bus_message_open_container(reply, 'r', "sssitt");
+                if (r >= 0)
+                        r = ra_bus_append_string(reply, a->filename);
+                if (r >= 0)
+                        r = ra_bus_append_string(reply, a->device);
+                if (r >= 0)
+                        r = ra_bus_append_string(reply, ra_swap_class_to_string(a->class));
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "itt", (int32_t) a->priority, a->size_kb * 1024,
+                                                  a->used_kb * 1024);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
@@ -267,16 +263,15 @@ static int swap_property_get(sd_bus *bus, const char *path, const char *interfac
         if (!w)
                 return -ENODEV;
         if (strcmp(property, "ActiveClass") == 0)
-                return sd_bus_message_append(reply, "s",
-                                             w->n_areas > 0 ? ra_swap_class_to_string(w->active) : "");
+                return ra_bus_append_string(reply, w->n_areas > 0 ? ra_swap_class_to_string(w->active) : "");
         if (strcmp(property, "PageCluster") == 0)
                 return sd_bus_message_append(reply, "i", (int32_t) w->current);
         if (strcmp(property, "TargetPageCluster") == 0)
                 return sd_bus_message_append(reply, "i", (int32_t) w->decision.value);
         if (strcmp(property, "Source") == 0)
-                return sd_bus_message_append(reply, "s", ra_source_to_string(w->decision.source));
+                return ra_bus_append_string(reply, ra_source_to_string(w->decision.source));
         if (strcmp(property, "Reason") == 0)
-                return sd_bus_message_append(reply, "s", w->decision.reason);
+                return ra_bus_append_string(reply, w->decision.reason);
         if (strcmp(property, "SwapInPagesPerSec") == 0)
                 return sd_bus_message_append(reply, "t", w->swapin_pages_per_sec);
         if (strcmp(property, "ReadAheadHitPercent") == 0)
@@ -296,7 +291,7 @@ static int method_set_page_cluster(sd_bus_message *msg, void *userdata, sd_bus_e
         if (r < 0)
                 return r;
         if (value > RA_SWAP_PAGE_CLUSTER_MAX)
-                return sd_bus_error_setf(error, RA_BUS_ERROR_INVALID_VALUE,
+                return ra_bus_error_setf(error, RA_BUS_ERROR_INVALID_VALUE,
                                          "swap: page-cluster must be from 0 to %d, not %" PRIu32 ".",
                                          RA_SWAP_PAGE_CLUSTER_MAX, value);
 
@@ -306,7 +301,7 @@ static int method_set_page_cluster(sd_bus_message *msg, void *userdata, sd_bus_e
 
         r = ra_tune_swap_pin(m, (int) value, persist, uid);
         if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot store the pin under %s: %s",
+                return ra_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot store the pin under %s: %s",
                                          m->state_dir, strerror(-r));
         return sd_bus_reply_method_return(msg, NULL);
 }
@@ -322,7 +317,7 @@ static int method_swap_clear_pin(sd_bus_message *msg, void *userdata, sd_bus_err
 
         r = ra_tune_swap_unpin(m, uid);
         if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot remove the pin under %s: %s",
+                return ra_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot remove the pin under %s: %s",
                                          m->state_dir, strerror(-r));
         return sd_bus_reply_method_return(msg, NULL);
 }

@@ -7,6 +7,7 @@
 #include <systemd/sd-bus.h>
 
 #include "ra-bus-objects.h"
+#include "ra-bus-string.h"
 #include "ra-bus.h"
 #include "ra-context.h"
 #include "ra-log.h"
@@ -84,7 +85,7 @@ static RaDisk *lookup_disk(Manager *m, const char *name, sd_bus_error *error) {
         RaDisk *d = ra_device_name_is_valid(name) ? ra_registry_find(m, name) : NULL;
 
         if (!d)
-                sd_bus_error_setf(error, RA_BUS_ERROR_NO_SUCH_DEVICE, "No managed device '%s'.", name);
+                ra_bus_error_setf(error, RA_BUS_ERROR_NO_SUCH_DEVICE, "No managed device '%s'.", name);
         return d;
 }
 
@@ -100,8 +101,15 @@ static int method_list_devices(sd_bus_message *msg, void *userdata, sd_bus_error
                 return r;
 
         r = sd_bus_message_open_container(reply, 'a', "(so)");
-        for (size_t i = 0; r >= 0 && i < m->n_disks; i++)
-                r = sd_bus_message_append(reply, "(so)", m->disks[i]->name, m->disks[i]->object_path);
+        for (size_t i = 0; r >= 0 && i < m->n_disks; i++) {
+                r = sd_bus_message_open_container(reply, 'r', "so");
+                if (r >= 0)
+                        r = ra_bus_append_string(reply, m->disks[i]->name);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "o", m->disks[i]->object_path);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r < 0)
@@ -166,10 +174,10 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         log_info("Reload requested over D-Bus by uid %u.", (unsigned) uid);
         r = ((Manager *) userdata)->on_reload(userdata);
         if (r == -EINVAL)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED,
+                return ra_bus_error_setf(error, SD_BUS_ERROR_FAILED,
                                          "The configuration is invalid and was not loaded; see the log.");
         if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Reloading failed: %s.", strerror(-r));
+                return ra_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Reloading failed: %s.", strerror(-r));
 
         return sd_bus_reply_method_return(msg, NULL);
 }
@@ -198,16 +206,15 @@ static int property_get_state_error(sd_bus *bus, const char *path, const char *i
                                     sd_bus_error *error) {
         Manager *m = userdata;
 
-        return sd_bus_message_append(reply, "s", m->state_error ?: "");
+        return ra_bus_append_string(reply, m->state_error);
 }
 
 static int property_get_evidence(sd_bus *bus, const char *path, const char *interface, const char *property,
                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
 
-        return sd_bus_message_append(
-                reply, "s",
-                ra_evidence_to_string(m->tracer ? ra_tracer_evidence(m->tracer) : RA_EVIDENCE_NONE));
+        return ra_bus_append_string(
+                reply, ra_evidence_to_string(m->tracer ? ra_tracer_evidence(m->tracer) : RA_EVIDENCE_NONE));
 }
 
 static int property_get_learning_off(sd_bus *bus, const char *path, const char *interface,
@@ -215,19 +222,19 @@ static int property_get_learning_off(sd_bus *bus, const char *path, const char *
                                      sd_bus_error *error) {
         Manager *m = userdata;
 
-        return sd_bus_message_append(reply, "s", m->learning_off ?: "");
+        return ra_bus_append_string(reply, m->learning_off);
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
+        return ra_bus_append_string(reply, PACKAGE_VERSION);
 }
 
 static int property_get_mode(sd_bus *bus, const char *path, const char *interface, const char *property,
                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
 
-        return sd_bus_message_append(reply, "s", ra_context_observing(m) ? "observe" : "auto");
+        return ra_bus_append_string(reply, ra_context_observing(m) ? "observe" : "auto");
 }
 
 static const sd_bus_vtable manager_vtable[] = {

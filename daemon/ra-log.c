@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ra-log.h"
+#include "ra-util.h"
 
 static int max_level = LOG_INFO;
 /* stderr is the journal: systemd started radaemon. */
@@ -26,6 +27,18 @@ static const char *const message_ids[_RA_LOG_KIND_MAX] = {
         [RA_LOG_EXTERNAL] = "b63aea1a5f6d465d95999d80e50aaff2",
         [RA_LOG_CALIBRATION] = "b9f76a2a25064ef38e3f9c594e7012a9",
 };
+
+/*
+ * The journal's fields and messages are UTF-8: names from the kernel, udev
+ * and mount tables are any bytes, so what is not UTF-8 is escaped as "\xNN"
+ * (ra_utf8_escape_invalid()), as on D-Bus. *buf keeps the escaped copy.
+ */
+static const char *as_utf8(const char *s, char **buf) {
+        if (!s || ra_utf8_is_valid(s))
+                return s;
+        *buf = ra_utf8_escape_invalid(s);
+        return *buf ?: "(a message that is not UTF-8, and no memory to escape it)";
+}
 
 /* JOURNAL_STREAM is "dev:ino" of the stream systemd connected to stderr. */
 static bool stderr_is_journal(void) {
@@ -59,6 +72,8 @@ int ra_log_get_max_level(void) {
 }
 
 int ra_log_internal(int level, int error, const char *format, ...) {
+        _cleanup_free_ char *escaped = NULL;
+        const char *text;
         char msg[2048];
         va_list ap;
         int saved = errno;
@@ -71,11 +86,12 @@ int ra_log_internal(int level, int error, const char *format, ...) {
         va_start(ap, format);
         (void) vsnprintf(msg, sizeof(msg), format, ap);
         va_end(ap);
+        text = as_utf8(msg, &escaped);
 
         if (prefix_levels)
-                (void) fprintf(stderr, "<%d>%s\n", level, msg);
+                (void) fprintf(stderr, "<%d>%s\n", level, text);
         else
-                (void) fprintf(stderr, "%s\n", msg);
+                (void) fprintf(stderr, "%s\n", text);
 
         errno = saved;
         return -error;
@@ -87,6 +103,7 @@ const char *ra_log_kind_message_id(RaLogKind kind) {
 
 int ra_log_disk_internal(int level, RaLogKind kind, const char *device, uint32_t kb, const char *source,
                          const char *format, ...) {
+        _cleanup_free_ char *escaped_msg = NULL, *escaped_device = NULL, *escaped_source = NULL;
         char msg[2048];
         va_list ap;
         int saved = errno, r = -1;
@@ -96,9 +113,10 @@ int ra_log_disk_internal(int level, RaLogKind kind, const char *device, uint32_t
         va_end(ap);
 
         if (journal_native && ra_log_kind_message_id(kind))
-                r = sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%i", level, "MESSAGE_ID=%s",
-                                    ra_log_kind_message_id(kind), "RADAEMON_DEVICE=%s", device,
-                                    "RADAEMON_KB=%" PRIu32, kb, "RADAEMON_SOURCE=%s", source ?: "",
+                r = sd_journal_send("MESSAGE=%s", as_utf8(msg, &escaped_msg), "PRIORITY=%i", level,
+                                    "MESSAGE_ID=%s", ra_log_kind_message_id(kind), "RADAEMON_DEVICE=%s",
+                                    as_utf8(device, &escaped_device), "RADAEMON_KB=%" PRIu32, kb,
+                                    "RADAEMON_SOURCE=%s", as_utf8(source ?: "", &escaped_source),
                                     "SYSLOG_IDENTIFIER=%s", program_invocation_short_name, NULL);
         /* Not lost when the journal's socket cannot take it: the stream still can. */
         if (r < 0)

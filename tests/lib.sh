@@ -223,8 +223,9 @@ ra_config() {
 	# A calibration reads each new disk once and changes its value an
 	# interval later: only tests/calibrate.sh, which says calibrate=, has one.
 	grep -qE '^calibrate *=' "$T/radaemon.conf" || printf '\n[policy]\ncalibrate = no\n' >>"$T/radaemon.conf"
+	# -a: a mount point may be any bytes, which grep would call binary (tests/utf8.sh).
 	local line word
-	line=$(grep -E '^devices *=' "$T/radaemon.conf") || ra_fail "test config has no devices= allow-list"
+	line=$(grep -aE '^devices *=' "$T/radaemon.conf") || ra_fail "test config has no devices= allow-list"
 	for word in ${line#*=}; do
 		[[ $word =~ ^loop[0-9]+$ ]] && continue
 		[[ $word =~ ^zram([0-9]+)$ && " ${RA_ZRAMS[*]} " == *" ${BASH_REMATCH[1]} "* ]] && continue
@@ -233,7 +234,7 @@ ra_config() {
 	# bdis (btrfs, FUSE, NFS mounts) are managed only where the test says:
 	# mount points of its own, below $T, or the name of a btrfs bdi not made
 	# yet (the next ones the test's own mounts will make).
-	if line=$(grep -E '^bdis *=' "$T/radaemon.conf"); then
+	if line=$(grep -aE '^bdis *=' "$T/radaemon.conf"); then
 		for word in ${line#*=}; do
 			[[ $word =~ ^btrfs-[0-9]+$ && ! -e /sys/class/bdi/$word ]] && continue
 			[[ $word == "$T"/* ]] || ra_fail "test config allows bdi '$word', not a mount point below $T"

@@ -131,6 +131,80 @@ START_TEST(test_device_name_is_valid) {
 }
 END_TEST
 
+START_TEST(test_utf8_escape_invalid) {
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+                { "", "" },
+                { "/mnt/usb", "/mnt/usb" },
+                /* Valid text stays as it is, backslashes and all. */
+                { "Gr\u00fc\u00dfe \u20ac \U0001f4be a\\xff", "Gr\u00fc\u00dfe \u20ac \U0001f4be a\\xff" },
+                { "/tmp/\xff\xfe.img", "/tmp/\\xff\\xfe.img" },
+                /* Latin-1, not UTF-8. */
+                { "caf\xe9", "caf\\xe9" },
+                /* A sequence cut short, at the end and before another character. */
+                { "x\xe2\x82", "x\\xe2\\x82" },
+                { "\xe2\x82x", "\\xe2\\x82x" },
+                { "\xc3", "\\xc3" },
+                /* A lone continuation byte. */
+                { "\x80/", "\\x80/" },
+                /* '/' overlong, in two, three and four bytes. */
+                { "\xc0\xaf", "\\xc0\\xaf" },
+                { "\xe0\x80\xaf", "\\xe0\\x80\\xaf" },
+                { "\xf0\x80\x80\xaf", "\\xf0\\x80\\x80\\xaf" },
+                /* A UTF-16 surrogate, past U+10FFFF, and noncharacters: sd-bus refuses them all. */
+                { "\xed\xa0\x80", "\\xed\\xa0\\x80" },
+                { "\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80" },
+                { "\xef\xbf\xbe", "\\xef\\xbf\\xbe" },
+                { "\xef\xb7\x90", "\\xef\\xb7\\x90" },
+                { "\xf0\x9f\xbf\xbf", "\\xf0\\x9f\\xbf\\xbf" },
+                /* The last characters that are fine. */
+                { "\xef\xbf\xbd\xf4\x8f\xbf\xbd", "\xef\xbf\xbd\xf4\x8f\xbf\xbd" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *out = ra_utf8_escape_invalid(cases[i].in);
+
+                ck_assert_ptr_nonnull(out);
+                ck_assert_msg(strcmp(out, cases[i].out) == 0, "case %zu: got '%s', want '%s'", i, out,
+                              cases[i].out);
+                ck_assert(ra_utf8_is_valid(out));
+                ck_assert(ra_utf8_is_valid(cases[i].in) == (strcmp(cases[i].in, cases[i].out) == 0));
+        }
+}
+END_TEST
+
+/* Returns 0 when s escapes well, else a line to fail on (Check's asserts are too slow for millions). */
+static int escape_fails(const char *s) {
+        _cleanup_free_ char *out = ra_utf8_escape_invalid(s), *again = NULL;
+
+        if (!out || !ra_utf8_is_valid(out))
+                return __LINE__;
+        if (ra_utf8_is_valid(s) && strcmp(out, s) != 0)
+                return __LINE__;
+        /* Escaped once is escaped for good. */
+        again = ra_utf8_escape_invalid(out);
+        if (!again || strcmp(again, out) != 0)
+                return __LINE__;
+        return 0;
+}
+
+/*
+ * Every string of two bytes, and of three where the first two may begin a
+ * longer character (otherwise the third starts afresh, as in two).
+ */
+START_TEST(test_utf8_escape_any_bytes) {
+        for (unsigned a = 1; a < 256; a++)
+                for (unsigned b = 1; b < 256; b++) {
+                        int line = escape_fails((const char[]){ (char) a, (char) b, '\0' });
+
+                        for (unsigned c = 1; !line && a >= 0xe0 && (b & 0xc0) == 0x80 && c < 256; c++)
+                                line = escape_fails((const char[]){ (char) a, (char) b, (char) c, '\0' });
+                        ck_assert_msg(line == 0, "bytes %02x %02x...: fails at line %d", a, b, line);
+                }
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("util");
         TCase *tc = tcase_create("core");
@@ -142,6 +216,8 @@ int main(void) {
         tcase_add_test(tc, test_glob_match_any);
         tcase_add_test(tc, test_format_size);
         tcase_add_test(tc, test_device_name_is_valid);
+        tcase_add_test(tc, test_utf8_escape_invalid);
+        tcase_add_test(tc, test_utf8_escape_any_bytes);
         suite_add_tcase(s, tc);
 
         return test_run(s);
