@@ -52,16 +52,30 @@ void ra_registry_remove(Manager *m, RaDisk *d) {
 }
 
 void ra_registry_describe(const Manager *m, char *buf, size_t size) {
-        size_t bdis = 0, disks;
+        static const char *const one[_RA_KIND_MAX] = { "disk", "bdi", "stacked device" };
+        size_t count[_RA_KIND_MAX] = {}, off = 0, parts = 0, left;
+        /* The order they are said in: disks always, then stacks and bdis when there are any. */
+        static const RaKind order[] = { RA_KIND_DISK, RA_KIND_STACK, RA_KIND_BDI };
 
         for (size_t i = 0; i < m->n_disks; i++)
-                bdis += m->disks[i]->kind == RA_KIND_BDI;
-        disks = m->n_disks - bdis;
-        if (bdis == 0)
-                (void) snprintf(buf, size, "%zu disk%s", disks, disks == 1 ? "" : "s");
-        else
-                (void) snprintf(buf, size, "%zu disk%s and %zu bdi%s", disks, disks == 1 ? "" : "s", bdis,
-                                bdis == 1 ? "" : "s");
+                count[m->disks[i]->kind]++;
+        for (size_t i = 0; i < ELEMENTSOF(order); i++)
+                parts += order[i] == RA_KIND_DISK || count[order[i]] > 0;
+        left = parts;
+        buf[0] = '\0';
+        for (size_t i = 0; i < ELEMENTSOF(order) && off < size; i++) {
+                RaKind k = order[i];
+                int n;
+
+                if (k != RA_KIND_DISK && count[k] == 0)
+                        continue;
+                left--;
+                n = snprintf(buf + off, size - off, "%zu %s%s%s", count[k], one[k], count[k] == 1 ? "" : "s",
+                             left > 1 ? ", " : left == 1 ? " and " : "");
+                if (n < 0)
+                        break;
+                off += (size_t) n;
+        }
 }
 
 void ra_registry_notify_status(Manager *m) {

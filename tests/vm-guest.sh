@@ -399,6 +399,10 @@ first=$(kname /dev/vgra/first)
 dpkg -i "$H"/pkg/radaemon_*.deb >>"$H/dpkg.log" 2>&1 || fail "dpkg -i again"
 wait_for "systemctl is-active --quiet radaemon" 30
 sleep 5
+# Two LVs active: the status counts them as what they are, not as disks.
+status=$(systemctl show -p StatusText --value radaemon)
+[[ $status =~ ^Managing\ [0-9]+\ disks?,?\ .*[0-9]+\ stacked\ devices?( |\.) ]] &&
+	ok "radaemon's status names the stacks apart: $status" || fail "radaemon's status: '$status', no stacked device in it"
 lows=$(journalctl -b -u radaemon --no-pager -o cat | grep -E "^$rootdisk: read_ahead_kb [0-9]+ -> ([0-9]|[1-9][0-9]|1[01][0-9]|12[0-7]) KiB" || true)
 [[ -z $lows && $(kb "$rootdisk") -ge 128 ]] && ok "$rootdisk at $(kb "$rootdisk") KiB after the package was installed again" ||
 	fail "$rootdisk went below 128 KiB: $lows"
