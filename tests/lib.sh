@@ -224,8 +224,11 @@ ra_config() {
 	# interval later: only tests/calibrate.sh, which says calibrate=, has one.
 	grep -qE '^calibrate *=' "$T/radaemon.conf" || printf '\n[policy]\ncalibrate = no\n' >>"$T/radaemon.conf"
 	local line word
-	line=$(grep -E '^devices *=' "$T/radaemon.conf") || ra_fail "test config has no devices= allow-list"
-	for word in ${line#*=}; do
+	grep -qE '^devices *=' "$T/radaemon.conf" || ra_fail "test config has no devices= allow-list"
+	# With the indented lines that continue it (a long list).
+	line=$(awk '/^devices *=/ { sub(/^[^=]*=/, ""); on = 1; print; next }
+		on && /^[ \t]+[^ \t]/ && !/=/ { print; next } { on = 0 }' "$T/radaemon.conf")
+	for word in $line; do
 		[[ $word =~ ^loop[0-9]+$ ]] && continue
 		[[ $word =~ ^zram([0-9]+)$ && " ${RA_ZRAMS[*]} " == *" ${BASH_REMATCH[1]} "* ]] && continue
 		ra_fail "test config allows '$word', not a single loop device or a zram device of the test's"
