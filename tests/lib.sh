@@ -432,7 +432,7 @@ ra_devmodel_detach_all() {
 ra_devmodel_attach() {
 	local out
 	[[ -x $RA_DEVMODEL_SERVER ]] ||
-		ra_fail "no $RA_DEVMODEL_SERVER: configure found no libfuse3 (install-deps installs libfuse3-dev)"
+		ra_fail "no $RA_DEVMODEL_SERVER: configure found no libfuse3 (install-deps --tests installs libfuse3-dev)"
 	((${#RA_DEVMODELS[@]})) || RA_HOOKS+=(ra_devmodel_detach_all)
 	out=$("${RA_DEVMODEL[@]}" attach "$1") || ra_fail "attach $1 failed"
 	DEV=$(basename "$(tail -n 1 <<<"$out")")
