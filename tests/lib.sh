@@ -205,7 +205,7 @@ ra_remove_zrams() {
 }
 
 # Loop devices take their rotational flag from the backing disk; set it and
-# tell udev, as DESIGN.md describes.
+# tell udev, as docs/design.md describes.
 ra_set_rotational() {
 	echo "$2" >"/sys/block/$1/queue/rotational"
 	echo change >"/sys/block/$1/uevent"
@@ -297,7 +297,7 @@ ra_tracefs() {
 }
 
 # ra_throttle NAME DEV IOPS BPS: a blkio cgroup (v1) that gives DEV a cost per
-# command (IOPS) and a media bandwidth (BPS), as DESIGN.md's emulation does.
+# command (IOPS) and a media bandwidth (BPS), as docs/design.md's emulation does.
 # Run a workload in it with ra_in_cgroup NAME command...
 ra_throttle() {
 	local dir=/sys/fs/cgroup/blkio/radaemon-test-$1 devnum
