@@ -146,7 +146,7 @@ class Device:
             if cls.max_sectors_kb:
                 write_sysfs(self.name, "queue/max_sectors_kb", cls.max_sectors_kb)
             # A loop device takes its rotational flag from the backing disk: tell
-            # udev (and any radaemon) that the device changed, as DESIGN.md asks.
+            # udev (and any radaemon) that the device changed, as docs/design.md asks.
             write_sysfs(self.name, "uevent", "change")
         self.node = f"/dev/{self.name}"
         self.devnum = sysfs(self.name, "dev")

@@ -185,7 +185,7 @@ WORKLOADS = {
 }
 
 # What each workload runs beyond coreutils, and the Debian package it is in.
-# install-deps installs all but postgresql-15: installing it creates the
+# install-deps --tests installs all but postgresql-15: installing it creates the
 # machine's cluster 15/main and starts it, a server fs.py never uses.
 TOOLS = {"sb-seqrd": ("sysbench", "sysbench"), "sb-rndrd": ("sysbench", "sysbench"),
          "pgbench": (os.path.join(PG_BIN, "postgres"), "postgresql-15"),
@@ -201,7 +201,7 @@ def missing_tool(workload):
         return (f"{workload} needs PostgreSQL 15's server ({PG_BIN}): apt-get install "
                 "postgresql-15 (it creates and starts a cluster 15/main; stop it with "
                 "pg_ctlcluster 15 main stop, fs.py runs a cluster of its own)")
-    return f"{workload} needs {tool}: apt-get install {package}, or ./install-deps"
+    return f"{workload} needs {tool}: apt-get install {package}, or ./install-deps --tests"
 
 
 def sh(cmd):

@@ -11,8 +11,9 @@ recorded, so a gain is explained by fewer, larger, better-ordered commands.
 
 Emulations:
   throttle   a read-only loop device over the image, the workload in a blkio
-             cgroup (v1) at 150 read IOPS and 180 MB/s (DESIGN.md, "How to
-             measure"); the throttle charges every bio before merging
+             cgroup (v1) at 150 read IOPS and 180 MB/s (docs/design.md,
+             "Measuring devices one does not have"); the throttle charges
+             every bio before merging
   devmodel   bench/devmodel's hdd-7200 class: the image served by the
              command-level model (seeks, rotation, a segmented cache)
 

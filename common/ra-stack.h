@@ -144,7 +144,7 @@ const char *ra_stack_describe(const RaStack *s, char buf[static RA_STACK_DESCRIB
 /*
  * The most a window may reach on the optimal I/O size's word alone: a fast
  * SSD behind a costly controller reached full bandwidth at 1-4 MiB
- * (DESIGN.md), and anything larger has to be learned from the device's reads.
+ * (docs/design.md), and anything larger has to be learned from the device's reads.
  */
 #define RA_STACK_HINT_CAP_KB 4096u
 

@@ -108,7 +108,8 @@ Manager *ra_manager_free(Manager *m) {
 /* --- lifecycle -------------------------------------------------------------- */
 
 int ra_manager_start(Manager *m) {
-        char managed[64];
+        char managed[64], empty[160];
+        size_t n_empty;
         int r;
 
         /* Subscribe first, so nothing that appears during the walk is missed. */
@@ -138,6 +139,11 @@ int ra_manager_start(Manager *m) {
         if (r < 0)
                 return r;
 
+        /* One line for them all: a machine can have a hundred loop devices without a file. */
+        n_empty = ra_registry_describe_empty(m, empty, sizeof(empty));
+        if (n_empty > 0)
+                log_info("%zu device%s no medium (%s); %s tuned when one arrives.", n_empty,
+                         n_empty == 1 ? " has" : "s have", empty, n_empty == 1 ? "it is" : "they are");
         ra_registry_describe(m, managed, sizeof(managed));
         log_info("Managing %s%s.", managed,
                  ra_context_observing(m) ? " in observe mode: nothing is written" : "");

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
 
@@ -51,17 +52,119 @@ void ra_registry_remove(Manager *m, RaDisk *d) {
         ra_registry_notify_status(m);
 }
 
+/* What comes after a part of a list with left parts still to come: "a, b and c". */
+static const char *separator(size_t left) {
+        if (left == 0)
+                return "";
+        return left == 1 ? " and " : ", ";
+}
+
 void ra_registry_describe(const Manager *m, char *buf, size_t size) {
-        size_t bdis = 0, disks;
+        static const char *const one[_RA_KIND_MAX] = { "disk", "bdi", "stacked device" };
+        size_t count[_RA_KIND_MAX] = {}, off = 0, parts = 0, left;
+        /* The order they are said in: disks always, then stacks and bdis when there are any. */
+        static const RaKind order[] = { RA_KIND_DISK, RA_KIND_STACK, RA_KIND_BDI };
 
         for (size_t i = 0; i < m->n_disks; i++)
-                bdis += m->disks[i]->kind == RA_KIND_BDI;
-        disks = m->n_disks - bdis;
-        if (bdis == 0)
-                (void) snprintf(buf, size, "%zu disk%s", disks, disks == 1 ? "" : "s");
-        else
-                (void) snprintf(buf, size, "%zu disk%s and %zu bdi%s", disks, disks == 1 ? "" : "s", bdis,
-                                bdis == 1 ? "" : "s");
+                count[m->disks[i]->kind]++;
+        for (size_t i = 0; i < ELEMENTSOF(order); i++)
+                parts += order[i] == RA_KIND_DISK || count[order[i]] > 0;
+        left = parts;
+        buf[0] = '\0';
+        for (size_t i = 0; i < ELEMENTSOF(order) && off < size; i++) {
+                RaKind k = order[i];
+                int n;
+
+                if (k != RA_KIND_DISK && count[k] == 0)
+                        continue;
+                left--;
+                n = snprintf(buf + off, size - off, "%zu %s%s%s", count[k], one[k], count[k] == 1 ? "" : "s",
+                             separator(left));
+                if (n < 0)
+                        break;
+                off += (size_t) n;
+        }
+}
+
+/* "loop12" is "loop" and 12; false for a name that does not end in a number. */
+static bool split_name(const char *name, size_t *ret_prefix, unsigned long *ret_n) {
+        size_t len = strlen(name), p = len;
+
+        while (p > 0 && name[p - 1] >= '0' && name[p - 1] <= '9')
+                p--;
+        if (p == len || len - p > 9)
+                return false;
+        *ret_prefix = p;
+        *ret_n = strtoul(name + p, NULL, 10);
+        return true;
+}
+
+/* loop2 before loop10: the numbers of one kind of device in their order. */
+static int compare_names(const void *a, const void *b) {
+        const char *x = *(const char *const *) a, *y = *(const char *const *) b;
+        unsigned long nx, ny;
+        size_t px, py;
+
+        if (!split_name(x, &px, &nx) || !split_name(y, &py, &ny) || px != py || strncmp(x, y, px) != 0)
+                return strcmp(x, y);
+        return nx < ny ? -1 : nx > ny;
+}
+
+/* Whether b is the device after a: loop7 after loop6. */
+static bool follows(const char *a, const char *b) {
+        unsigned long na, nb;
+        size_t pa, pb;
+
+        return split_name(a, &pa, &na) && split_name(b, &pb, &nb) && pa == pb && strncmp(a, b, pa) == 0 &&
+               nb == na + 1;
+}
+
+static void append(char *buf, size_t size, size_t *off, const char *separator, const char *name) {
+        int n;
+
+        if (*off >= size)
+                return;
+        n = snprintf(buf + *off, size - *off, "%s%s", separator, name);
+        *off = n < 0 ? size : *off + (size_t) n;
+}
+
+size_t ra_registry_describe_empty(const Manager *m, char *buf, size_t size) {
+        _cleanup_free_ const char **names = NULL;
+        size_t n = 0, off = 0;
+
+        buf[0] = '\0';
+        names = calloc(m->n_disks + 1, sizeof(char *));
+        for (size_t i = 0; i < m->n_disks; i++)
+                if (ra_kind_is_block(m->disks[i]->kind) && m->disks[i]->attrs.size_bytes == 0) {
+                        if (names)
+                                names[n] = m->disks[i]->name;
+                        n++;
+                }
+        /* Without memory for the names, the count alone. */
+        if (!names || n == 0)
+                return n;
+
+        qsort(names, n, sizeof(char *), compare_names);
+        for (size_t i = 0, j; i < n; i = j + 1) {
+                /* A run of consecutive names is said as its ends: loop0-loop99. */
+                for (j = i; j + 1 < n && follows(names[j], names[j + 1]);)
+                        j++;
+                append(buf, size, &off, i > 0 ? ", " : "", names[i]);
+                if (j > i)
+                        append(buf, size, &off, j > i + 1 ? "-" : ", ", names[j]);
+        }
+        /* Too many runs for the line: it ends in ", ..." rather than in half a name. */
+        if (off >= size && size > 6) {
+                char *cut = buf + size - 6;
+
+                while (cut > buf && *cut != ',')
+                        cut--;
+                if (cut > buf)
+                        strcpy(cut, ", ...");
+                else
+                        strcpy(buf + size - 4, "...");
+        }
+        return n;
 }
 
 void ra_registry_notify_status(Manager *m) {

@@ -19,4 +19,9 @@ void ra_registry_changed(Manager *m);
 
 /* "3 disks", "1 disk and 2 bdis": what is managed, for the log and systemd's status. */
 void ra_registry_describe(const Manager *m, char *buf, size_t size);
+/*
+ * The block devices without a medium (size 0: a loop device without a file,
+ * an empty card reader), as "loop0-loop99, sr0" in buf; returns how many.
+ */
+size_t ra_registry_describe_empty(const Manager *m, char *buf, size_t size);
 void ra_registry_notify_status(Manager *m);

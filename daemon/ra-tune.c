@@ -162,7 +162,9 @@ static void decide(Manager *m, RaDisk *d, const char *event) {
          * (nfsrahead's) would be lost as its original (seen under load).
          */
         if (d->decision.kb == 0)
-                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0, "%s: %s", d->name, d->decision.reason);
+                /* At the start, empty devices are said in one line (ra_manager_start()). */
+                log_full_errno(news && !ra_streq(event, "coldplug") ? LOG_INFO : LOG_DEBUG, 0, "%s: %s",
+                               d->name, d->decision.reason);
         else if (sysfs_moved(m, d))
                 return;
         else if (d->decision.kb == d->attrs.read_ahead_kb)

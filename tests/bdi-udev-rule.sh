@@ -8,7 +8,7 @@
 # and the log says who set what. A write after the "add" is external.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-command -v mkfs.btrfs >/dev/null || ra_fail "mkfs.btrfs is missing: ./install-deps installs btrfs-progs"
+command -v mkfs.btrfs >/dev/null || ra_fail "mkfs.btrfs is missing: ./install-deps --tests installs btrfs-progs"
 ra_setup
 ra_start_bus
 

@@ -8,7 +8,7 @@
 # Named by its bdi, a btrfs is decided before mount(2) returns.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-command -v mkfs.btrfs >/dev/null || ra_fail "mkfs.btrfs is missing: ./install-deps installs btrfs-progs"
+command -v mkfs.btrfs >/dev/null || ra_fail "mkfs.btrfs is missing: ./install-deps --tests installs btrfs-progs"
 ra_setup
 ra_start_bus
 

@@ -23,7 +23,7 @@ source "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) == 0 ]] || ra_fail "needs root to build a root, mount an overlay and chroot"
 for tool in mmdebstrap unshare chroot; do
-	command -v "$tool" >/dev/null || ra_fail "$tool is not installed (./install-deps installs it)"
+	command -v "$tool" >/dev/null || ra_fail "$tool is not installed (./install-deps --tests installs it)"
 done
 [[ -f $RA_SRCDIR/debian/control ]] || ra_fail "no debian/control in $RA_SRCDIR"
 if ! grep -qw overlay /proc/filesystems; then

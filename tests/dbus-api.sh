@@ -1,5 +1,5 @@
 #!/bin/bash
-# The D-Bus API as DESIGN.md and daemon/org.radaemon.ReadAhead1.xml say: what
+# The D-Bus API as docs/design.md and daemon/org.radaemon.ReadAhead1.xml say: what
 # racontrol status --json prints, parsed by a real JSON parser; introspection
 # equal to the XML; every bad input answered with the right error while the
 # daemon keeps running; signals for added, changed and removed devices; ten

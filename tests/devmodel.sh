@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 ra_setup
 SERVER=$RA_DEVMODEL_SERVER
 DEVMODEL=("${RA_DEVMODEL[@]}")
-[[ -x $SERVER ]] || ra_fail "no $SERVER: configure found no libfuse3 (install-deps installs libfuse3-dev)"
+[[ -x $SERVER ]] || ra_fail "no $SERVER: configure found no libfuse3 (install-deps --tests installs libfuse3-dev)"
 command -v fio >/dev/null || ra_fail "fio is not installed"
 
 stat_of() { ra_devmodel_stat "$@"; }

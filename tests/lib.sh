@@ -205,7 +205,7 @@ ra_remove_zrams() {
 }
 
 # Loop devices take their rotational flag from the backing disk; set it and
-# tell udev, as DESIGN.md describes.
+# tell udev, as docs/design.md describes.
 ra_set_rotational() {
 	echo "$2" >"/sys/block/$1/queue/rotational"
 	echo change >"/sys/block/$1/uevent"
@@ -225,8 +225,11 @@ ra_config() {
 	grep -qE '^calibrate *=' "$T/radaemon.conf" || printf '\n[policy]\ncalibrate = no\n' >>"$T/radaemon.conf"
 	# -a: a mount point may be any bytes, which grep would call binary (tests/utf8.sh).
 	local line word
-	line=$(grep -aE '^devices *=' "$T/radaemon.conf") || ra_fail "test config has no devices= allow-list"
-	for word in ${line#*=}; do
+	grep -qaE '^devices *=' "$T/radaemon.conf" || ra_fail "test config has no devices= allow-list"
+	# With the indented lines that continue it (a long list).
+	line=$(LC_ALL=C awk '/^devices *=/ { sub(/^[^=]*=/, ""); on = 1; print; next }
+		on && /^[ \t]+[^ \t]/ && !/=/ { print; next } { on = 0 }' "$T/radaemon.conf")
+	for word in $line; do
 		[[ $word =~ ^loop[0-9]+$ ]] && continue
 		[[ $word =~ ^zram([0-9]+)$ && " ${RA_ZRAMS[*]} " == *" ${BASH_REMATCH[1]} "* ]] && continue
 		ra_fail "test config allows '$word', not a single loop device or a zram device of the test's"
@@ -295,7 +298,7 @@ ra_tracefs() {
 }
 
 # ra_throttle NAME DEV IOPS BPS: a blkio cgroup (v1) that gives DEV a cost per
-# command (IOPS) and a media bandwidth (BPS), as DESIGN.md's emulation does.
+# command (IOPS) and a media bandwidth (BPS), as docs/design.md's emulation does.
 # Run a workload in it with ra_in_cgroup NAME command...
 ra_throttle() {
 	local dir=/sys/fs/cgroup/blkio/radaemon-test-$1 devnum
@@ -430,7 +433,7 @@ ra_devmodel_detach_all() {
 ra_devmodel_attach() {
 	local out
 	[[ -x $RA_DEVMODEL_SERVER ]] ||
-		ra_fail "no $RA_DEVMODEL_SERVER: configure found no libfuse3 (install-deps installs libfuse3-dev)"
+		ra_fail "no $RA_DEVMODEL_SERVER: configure found no libfuse3 (install-deps --tests installs libfuse3-dev)"
 	((${#RA_DEVMODELS[@]})) || RA_HOOKS+=(ra_devmodel_detach_all)
 	out=$("${RA_DEVMODEL[@]}" attach "$1") || ra_fail "attach $1 failed"
 	DEV=$(basename "$(tail -n 1 <<<"$out")")

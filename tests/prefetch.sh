@@ -15,7 +15,7 @@ chmod 755 "$T"
 export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$T/no-bus-here
 
 for tool in mkfs.xfs mkfs.btrfs runuser fincore; do
-	command -v "$tool" >/dev/null || ra_fail "$tool is not installed: run ./install-deps"
+	command -v "$tool" >/dev/null || ra_fail "$tool is not installed: run ./install-deps --tests"
 done
 
 reads() { awk '{ print $1 }' "/sys/block/$1/stat"; }

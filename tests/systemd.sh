@@ -26,7 +26,7 @@ source "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) == 0 ]] || ra_skip "needs root to boot a container"
 for tool in mmdebstrap systemd-nspawn dpkg-buildpackage promtool prometheus-node-exporter curl nsenter; do
-	command -v "$tool" >/dev/null || ra_skip "$tool is not installed (./install-deps installs it)"
+	command -v "$tool" >/dev/null || ra_skip "$tool is not installed (./install-deps --tests installs it)"
 done
 # Building the root (the first run) and the package take minutes, not seconds.
 ((RA_TEST_LIMIT >= 900)) || RA_TEST_LIMIT=900

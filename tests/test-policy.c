@@ -59,7 +59,7 @@ START_TEST(test_kernel_kb) {
 }
 END_TEST
 
-/* The devices of DESIGN.md, as the prior sees them. */
+/* The devices of docs/design.md, as the prior sees them. */
 START_TEST(test_prior_table) {
         static const struct {
                 const char *what;

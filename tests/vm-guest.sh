@@ -6,7 +6,7 @@
 # each stack users run, and checks what the udev helper wrote, what radaemon
 # decided and what sysfs holds. Every check is written to /mnt/host/results
 # as "ok: ..." or "FAIL: ...", and the run goes on after a failure, so that
-# one boot shows every defect; "table: ..." lines are the README's table.
+# one boot shows every defect; "table: ..." lines are docs/vm-suite.md's table.
 # The first boot ends in a reboot (phase 2 checks what survives it), the
 # second in a power-off. The host reads the results after qemu exits.
 
@@ -93,7 +93,7 @@ agree() {
 	return 0
 }
 
-# table_row LABEL DEV: the helper's value and radaemon's, for the README.
+# table_row LABEL DEV: the helper's value and radaemon's, for docs/vm-suite.md.
 table_row() {
 	say "table: $1 | $2 | $(helper_kb "$2") | $(prop "$2" target_kb) $(prop "$2" source) | $(prop "$2" reason)"
 }
@@ -184,7 +184,7 @@ if [[ $phase == 1 ]]; then
 
 	# lvm2's own read-ahead beside radaemon: lvm2 writes it when it resumes
 	# the LV, radaemon decides again on the "change" that follows, and its
-	# value stands (README: "LVM's read-ahead").
+	# value stands (docs/vm-suite.md: "LVM's own read-ahead").
 	want=$(prop "$lin" target_kb)
 	for ra in 256 auto; do
 		c=$(cursor)
@@ -399,6 +399,10 @@ first=$(kname /dev/vgra/first)
 dpkg -i "$H"/pkg/radaemon_*.deb >>"$H/dpkg.log" 2>&1 || fail "dpkg -i again"
 wait_for "systemctl is-active --quiet radaemon" 30
 sleep 5
+# Two LVs active: the status counts them as what they are, not as disks.
+status=$(systemctl show -p StatusText --value radaemon)
+[[ $status =~ ^Managing\ [0-9]+\ disks?,?\ .*[0-9]+\ stacked\ devices?( |\.) ]] &&
+	ok "radaemon's status names the stacks apart: $status" || fail "radaemon's status: '$status', no stacked device in it"
 lows=$(journalctl -b -u radaemon --no-pager -o cat | grep -E "^$rootdisk: read_ahead_kb [0-9]+ -> ([0-9]|[1-9][0-9]|1[01][0-9]|12[0-7]) KiB" || true)
 [[ -z $lows && $(kb "$rootdisk") -ge 128 ]] && ok "$rootdisk at $(kb "$rootdisk") KiB after the package was installed again" ||
 	fail "$rootdisk went below 128 KiB: $lows"

@@ -56,7 +56,7 @@ learn_cases() {
 	# so it sees few readaheads whole (the window reached 2048 KiB on the
 	# 2nd and the 6th tar in two runs of the suite, not within 6 and 12 in
 	# two others, under load:
-	# README, "On Debian 12's kernel"). Never below 128 KiB is asked.
+	# docs/vm-suite.md). Never below 128 KiB is asked.
 	if ((k >= 2048)); then
 		note "$label: tar runs took $dev from $prior to $k KiB (in $run runs)"
 	else

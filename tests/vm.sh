@@ -21,7 +21,7 @@ source "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) == 0 ]] || ra_skip "needs root to build the root image"
 for tool in qemu-system-x86_64 mmdebstrap mkfs.ext4 dpkg-buildpackage python3; do
-	command -v "$tool" >/dev/null || ra_fail "$tool is not installed (./install-deps installs it)"
+	command -v "$tool" >/dev/null || ra_fail "$tool is not installed (./install-deps --tests installs it)"
 done
 ((RA_TEST_LIMIT >= 1500)) || RA_TEST_LIMIT=1500
 started=$SECONDS
