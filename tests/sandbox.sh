@@ -93,7 +93,8 @@ if cat /proc/sys/vm/swappiness 2>/dev/null >/proc/sys/vm/swappiness; then
 	echo "sandbox: /proc/sys is writable" >&2
 	exit 1
 fi
-for file in /sys/power/state /sys/kernel/tracing/kprobe_events /sys/devices/system/cpu/cpu0/online; do
+for file in /sys/power/state /sys/kernel/tracing/set_event /sys/kernel/tracing/kprobe_events \
+	/sys/kernel/tracing/dynamic_events /sys/devices/system/cpu/cpu1/online; do
 	if [ -e "$file" ] && [ -w "$file" ]; then
 		echo "sandbox: $file is writable" >&2
 		exit 1
