@@ -22,11 +22,10 @@
  * polkit is asked without waiting for it: a call from a caller other than
  * root starts a CheckAuthorization and returns; polkit's answer puts the
  * call back in the bus's queue, and the method runs again and finds the
- * answer here (as systemd's services do). polkitd is started by D-Bus
- * activation on a real system, so it is asked whether or not it runs yet: a
- * caller it would authorize is not refused merely for being the first to ask
- * (tests/systemd.sh). The loop never waits: tuning goes on while polkit
- * thinks or hangs.
+ * answer here. polkitd is started by D-Bus activation on a real system, so
+ * it is asked whether or not it runs yet: a caller it would authorize is not
+ * refused merely for being the first to ask (tests/systemd.sh). The loop
+ * never waits: tuning goes on while polkit thinks or hangs.
  *
  * At most POLKIT_MAX_PENDING checks are out at once; a call beyond them is
  * refused at once (LimitsExceeded), so that a flood of unprivileged calls
@@ -50,8 +49,8 @@ static PolkitQuery *polkit_queries;
 static PolkitQuery *polkit_query_free(PolkitQuery *q) {
         if (!q)
                 return NULL;
-        sd_bus_slot_unref(q->slot);
-        sd_bus_message_unref(q->request);
+        (void) sd_bus_slot_unref(q->slot);
+        (void) sd_bus_message_unref(q->request);
         free(q);
         return NULL;
 }
