@@ -32,8 +32,8 @@ int ra_bus_device_set_read_ahead(RaDisk *d, sd_bus_message *msg, uint32_t kb, in
                                          d->name, b.min_kb, b.max_kb, kb);
 
         r = ra_bus_check_authorized(msg, &uid, error);
-        if (r < 0)
-                return r;
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 1: polkit is asked, the call comes back with its answer */
 
         /* SD_BUS_ERROR_FAILED, whatever the errno: EACCES must not read as "not permitted". */
         r = ra_tune_pin(d->manager, d, kb, persist, uid);
@@ -49,8 +49,8 @@ int ra_bus_device_clear_pin(RaDisk *d, sd_bus_message *msg, sd_bus_error *error)
         int r;
 
         r = ra_bus_check_authorized(msg, &uid, error);
-        if (r < 0)
-                return r;
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 1: polkit is asked, the call comes back with its answer */
 
         r = ra_tune_unpin(d->manager, d, uid);
         if (r < 0)
@@ -84,8 +84,8 @@ static int method_device_calibrate(sd_bus_message *msg, void *userdata, sd_bus_e
         int r;
 
         r = ra_bus_check_authorized(msg, &uid, error);
-        if (r < 0)
-                return r;
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 1: polkit is asked, the call comes back with its answer */
         r = ra_calibrate_request(d->manager, d, msg);
         if (r == -EBUSY)
                 return sd_bus_error_set(error, RA_BUS_ERROR_BUSY,
@@ -296,8 +296,8 @@ static int method_set_page_cluster(sd_bus_message *msg, void *userdata, sd_bus_e
                                          RA_SWAP_PAGE_CLUSTER_MAX, value);
 
         r = ra_bus_check_authorized(msg, &uid, error);
-        if (r < 0)
-                return r;
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 1: polkit is asked, the call comes back with its answer */
 
         r = ra_tune_swap_pin(m, (int) value, persist, uid);
         if (r < 0)
@@ -312,8 +312,8 @@ static int method_swap_clear_pin(sd_bus_message *msg, void *userdata, sd_bus_err
         int r;
 
         r = ra_bus_check_authorized(msg, &uid, error);
-        if (r < 0)
-                return r;
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 1: polkit is asked, the call comes back with its answer */
 
         r = ra_tune_swap_unpin(m, uid);
         if (r < 0)

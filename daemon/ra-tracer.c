@@ -3,7 +3,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "ra-log.h"
 #include "ra-tracer-internal.h"
 #include "ra-tracer.h"
 #include "ra-util.h"
@@ -101,12 +101,33 @@ RaTracer *ra_tracer_close(RaTracer *t) {
         return NULL;
 }
 
-/* Instances of radaemons that were killed before they could remove them. */
+/*
+ * Whether pid is a radaemon still running: its command is ours. Not merely
+ * alive: a crashed radaemon's pid is soon another process's, and its
+ * instance would stay enabled for as long as that one runs. In the unit's
+ * sandbox another user's process, or a root one with capabilities, is
+ * hidden (ProtectProc=invisible): not a radaemon either.
+ */
+static bool is_live_radaemon(long pid, const char *comm) {
+        char path[64], buf[32];
+
+        (void) snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+        return ra_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) >= 0 && strcmp(buf, comm) == 0;
+}
+
+/*
+ * Instances of radaemons that were killed before they could remove them.
+ * Should a live one be taken for dead, the kernel refuses to remove an
+ * instance whose buffers are open (EBUSY).
+ */
 static void remove_stale_instances(const char *instances) {
         _cleanup_close_ int dfd = -1;
         struct dirent *de;
+        char comm[32];
         DIR *d;
 
+        if (ra_read_file_at(AT_FDCWD, "/proc/self/comm", comm, sizeof(comm)) < 0)
+                return;
         d = opendir(instances);
         if (!d)
                 return;
@@ -119,9 +140,11 @@ static void remove_stale_instances(const char *instances) {
                 if (strncmp(de->d_name, INSTANCE_PREFIX, strlen(INSTANCE_PREFIX)) != 0)
                         continue;
                 pid = strtol(de->d_name + strlen(INSTANCE_PREFIX), &end, 10);
-                if (*end || pid <= 0 || kill((pid_t) pid, 0) == 0 || errno != ESRCH)
+                if (*end || pid <= 0 || pid == (long) getpid() || is_live_radaemon(pid, comm))
                         continue;
-                (void) unlinkat(dfd, de->d_name, AT_REMOVEDIR);
+                if (unlinkat(dfd, de->d_name, AT_REMOVEDIR) < 0)
+                        log_debug_errno(errno, "Cannot remove the stale tracefs instance %s: %m",
+                                        de->d_name);
         }
         dfd = -1; /* closedir() closes it */
         closedir(d);

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Anyone may look; only root may change. As nobody, every read works, and
 # racontrol set, racontrol auto, racontrol reload and raw SetReadAhead calls
-# are refused with AccessDenied, leaving sysfs as it was.
+# are refused with AccessDenied, leaving sysfs as it was. A flood of
+# unprivileged calls (1,000 a second for 10 s) while polkit hangs leaves
+# decisions on time: root's calls and a hotplugged disk's tuning.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 ra_setup
@@ -10,9 +12,10 @@ id nobody >/dev/null 2>&1 || ra_skip "no user nobody"
 
 ra_new_loop tiny 505K
 tiny=$LOOP
+hot=$(python3 "$RA_SRCDIR/tests/loopdev.py" unused $((${tiny#loop} + 1)))
 ra_config <<CONF
 [daemon]
-devices = $tiny
+devices = $tiny loop$hot
 state_dir = $T/state
 CONF
 ra_start_daemon
@@ -62,4 +65,32 @@ ra_ok "nobody may not change anything; sysfs and the state file unchanged"
 "$RACONTROL" set "$tiny" 64 >/dev/null || ra_fail "root cannot set"
 [[ $(ra_kb "$tiny") == 64 ]] || ra_fail "root's set did not apply"
 ra_ok "root may change"
+
+# A flood of unprivileged calls, while polkit hangs: a peer that owns its name
+# and never answers. Each call needs polkit's word; root's never does.
+sed -i 's|</busconfig>|<policy user="root"><allow own="org.freedesktop.PolicyKit1"/></policy>\
+<policy context="default"><allow send_destination="org.freedesktop.PolicyKit1"/></policy></busconfig>|' "$T/bus.conf"
+kill -HUP "$BUS_PID"
+python3 "$RA_SRCDIR/tests/bus-flood.py" black-hole org.freedesktop.PolicyKit1 "$T/polkit.ready" >"$T/polkit.log" 2>&1 &
+RA_PIDS+=($!)
+ra_wait_for "[[ -s $T/polkit.ready ]]" || ra_fail "the hanging polkit could not take its name: $(cat "$T/polkit.log")"
+as_nobody python3 "$RA_SRCDIR/tests/bus-flood.py" flood 1000 10 org.radaemon.ReadAhead1 /org/radaemon/ReadAhead1 \
+	org.radaemon.ReadAhead1.Manager Reload >"$T/flood.log" 2>&1 &
+flood=$!
+RA_PIDS+=("$flood")
+sleep 2
+# A generous bound: only a loop that waits for polkit would cross it.
+start=$SECONDS
+timeout 10 "$RACONTROL" set "$tiny" 128 >"$T/out" 2>&1 || ra_fail "root's set during the flood: $(cat "$T/out")"
+[[ $(ra_kb "$tiny") == 128 ]] || ra_fail "root's set during the flood did not apply"
+ra_new_loop hot 505K "$hot"
+ra_wait_kb "loop$hot" 4
+ra_ok "during the flood, root set $tiny in $((SECONDS - start)) s or less and loop$hot was tuned on hotplug"
+wait "$flood" || ra_fail "the flood failed: $(cat "$T/flood.log")"
+read -r _ sent _ answered <"$T/flood.log"
+((sent >= 5000 && answered == sent)) || ra_fail "the flood: $(cat "$T/flood.log")"
+grep -q "^org.freedesktop.DBus.Error.LimitsExceeded [0-9]" "$T/flood.log" ||
+	ra_fail "no call was refused for too many polkit checks pending: $(cat "$T/flood.log")"
+kill -0 "$DAEMON_PID" || ra_fail "the daemon died in the flood"
+ra_ok "the flood: $(paste -sd ' ' "$T/flood.log")"
 ra_stop_daemon

@@ -4,9 +4,13 @@
 # /proc, /sys and the state directory (ProtectSystem=strict,
 # ProtectControlGroups=), empty home directories (ProtectHome=), /proc
 # without other users' processes (ProtectProc=), /proc/sys read-only but for
-# vm.page-cluster (ReadOnlyPaths=, ReadWritePaths=), no capability at all
+# vm.page-cluster, /sys read-only but for /sys/devices (less its system and
+# virtual devices, but block and bdi) and tracefs' instances
+# (ProtectKernelTunables=, ReadOnlyPaths=, ReadWritePaths=), no capability at all
 # and no new privileges (CapabilityBoundingSet=, NoNewPrivileges=),
 # UMask=0077. In there it tunes at start and on hotplug, stores a pin, refuses nobody, reloads and stops.
+# At start it removes the tracefs instance a crashed radaemon left, though
+# another process has its pid now.
 # strace meanwhile records every system call, checked against the unit's
 # SystemCallFilter=, RestrictAddressFamilies=, MemoryDenyWriteExecute=,
 # DeviceAllow=, RestrictNamespaces=, LockPersonality= and RestrictRealtime=
@@ -22,6 +26,16 @@ unit=$RA_BUILDDIR/systemd/radaemon.service
 # systemd mounts tracefs before the unit (Wants=, After=sys-kernel-tracing.mount).
 ra_tracefs
 ra_start_bus
+
+# A crashed radaemon's instance, whose pid another process has now.
+sleep 600 &
+reused=$!
+RA_PIDS+=("$reused")
+stale=/sys/kernel/tracing/instances/radaemon.$reused
+mkdir "$stale"
+remove_stale() { [[ ! -d $stale ]] || rmdir "$stale"; }
+RA_HOOKS+=(remove_stale)
+echo 1 >"$stale/events/block/block_rq_issue/enable"
 
 ra_new_loop tiny 505K
 tiny=$LOOP
@@ -47,11 +61,16 @@ state=$1
 shift
 
 mount --bind "$state" "$state"
+# The unit's ReadWritePaths= and ReadOnlyPaths= below /sys, each a mount of its own.
+rw="/sys/devices /sys/devices/virtual/block /sys/devices/virtual/bdi /sys/kernel/tracing/instances"
+for path in /sys/devices /sys/devices/system /sys/devices/virtual /sys/devices/virtual/block \
+	/sys/devices/virtual/bdi /sys/kernel/tracing/instances; do
+	mount --bind "$path" "$path"
+done
 awk '{ print $5 }' /proc/self/mountinfo | sort -u | while read -r mp; do
+	case " $rw " in *" $mp "*) continue ;; esac
 	case $mp in
 	"$state" | /dev | /dev/* | /proc | /proc/*) continue ;;
-	/sys/fs/cgroup | /sys/fs/cgroup/*) ;;
-	/sys | /sys/*) continue ;;
 	esac
 	mount -o remount,bind,ro "$mp" 2>/dev/null || true
 done
@@ -74,6 +93,13 @@ if cat /proc/sys/vm/swappiness 2>/dev/null >/proc/sys/vm/swappiness; then
 	echo "sandbox: /proc/sys is writable" >&2
 	exit 1
 fi
+for file in /sys/power/state /sys/kernel/tracing/set_event /sys/kernel/tracing/kprobe_events \
+	/sys/kernel/tracing/dynamic_events /sys/devices/system/cpu/cpu1/online; do
+	if [ -e "$file" ] && [ -w "$file" ]; then
+		echo "sandbox: $file is writable" >&2
+		exit 1
+	fi
+done
 cat /proc/sys/vm/page-cluster >/proc/sys/vm/page-cluster || { echo "sandbox: page-cluster is read-only" >&2; exit 1; }
 touch "$state/.probe" && rm "$state/.probe"
 
@@ -98,6 +124,8 @@ grep -q 'NoNewPrivs:.1' "/proc/$DAEMON_PID/status" || ra_fail "the daemon may ga
 [[ $(ra_kb "$tiny") == 4 ]] || ra_fail "$tiny is at $(ra_kb "$tiny") KiB, want 4"
 ra_wait_for "[[ \$(ra_kb $big) != 2560 ]]" || ra_fail "$big was not tuned"
 ra_ok "coldplug in the sandbox: $tiny at 4 KiB, $big at $(ra_kb "$big") KiB, with no capability"
+[[ ! -d $stale ]] || ra_fail "the stale instance radaemon.$reused is still there; pid $reused is $(cat "/proc/$reused/comm")"
+ra_ok "the stale tracefs instance radaemon.$reused removed at start, though pid $reused runs"
 
 ra_new_loop hot 505K "$hot"
 ra_wait_kb "loop$hot" 4

@@ -3,11 +3,14 @@
 # installed in a Debian 12 root and booted by a real systemd as PID 1
 # (systemd-nspawn), with the real system bus, polkit and the journal. Inside:
 # systemctl enable --now brings the unit to active (running) under its whole
-# sandbox; it tunes a loop device this test made on the host; racontrol
+# sandbox, which cannot write /sys/power/state or the top of tracefs but
+# can write read_ahead_kb, of a disk plugged in later too; it tunes a loop
+# device this test made on the host; racontrol
 # answers over the system bus; a stopped radaemon is started by D-Bus
 # activation; an unprivileged user is refused while polkit runs; systemctl
 # reload reloads; systemctl stop puts the disk back (restore_on_exit); the
-# journal holds each decision with its fields and catalog entry;
+# journal holds each decision with its fields and catalog entry; a
+# SIGKILLed radaemon is restarted and its tracefs instance removed;
 # racontrol metrics passes promtool and node_exporter serves what the timer
 # wrote; systemd-analyze security scores at most 2.0.
 #
@@ -164,6 +167,32 @@ ct journalctl -u radaemon --no-pager -o cat | grep -q '^Tracing readahead per fi
 	ra_fail "radaemon does not trace reads per file and block requests in its sandbox: $(ct journalctl -u radaemon --no-pager -o cat)"
 ra_ok "no capability, no new privileges, a seccomp filter, the watchdog armed, block requests traced"
 
+# --- /sys read-only but for what radaemon writes ---------------------------------
+# test -w asks access(2), which answers EROFS on a read-only mount: nothing
+# is written, nothing suspends. Root in the container may write both outside
+# radaemon's mount namespace, so a refusal inside is the unit's.
+in_radaemon() { ct nsenter --target "$pid" --mount "$@"; }
+# kprobe_events and dynamic_events where the kernel has them (this one may
+# have neither); set_event, the top instance's, is always there.
+for file in /sys/power/state /sys/kernel/tracing/set_event /sys/kernel/tracing/kprobe_events \
+	/sys/kernel/tracing/dynamic_events; do
+	[[ $file != *_events ]] || ct test -e "$file" || continue
+	ct test -w "$file" || ra_fail "$file is not writable in the container: the test would prove nothing"
+	in_radaemon test -w "$file" && ra_fail "radaemon.service may write $file"
+done
+ra_new_loop hot 505K
+hot=$LOOP
+udevadm settle
+bdi=$(cat "/sys/block/$loop/dev")
+for file in "/sys/block/$loop/queue/read_ahead_kb" "/sys/block/$hot/queue/read_ahead_kb" \
+	"/sys/class/bdi/$bdi/read_ahead_kb" "/sys/kernel/tracing/instances/radaemon.$pid/tracing_on" \
+	/proc/sys/vm/page-cluster; do
+	# nspawn may leave /proc/sys read-only: not the unit's doing.
+	ct test -w "$file" || [[ $file != /proc/* ]] || continue
+	in_radaemon test -w "$file" || ra_fail "radaemon.service may not write $file"
+done
+ra_ok "radaemon.service may not write /sys/power/state or the top of tracefs; it may write read_ahead_kb (of $hot, plugged after the start, too), its bdi's, its tracefs instance and vm.page-cluster"
+
 # --- tunes the host's loop device ------------------------------------------------
 ra_wait_kb "$loop" 4
 ra_ok "$loop (505 KiB, made on the host) went from $original to 4 KiB"
@@ -281,6 +310,17 @@ ct racontrol show "$loop" >"$T/show2.txt" 2>&1 || ra_fail "racontrol show did no
 grep -q 'Source: *config' "$T/show2.txt" || ra_fail "racontrol show after activation: $(cat "$T/show2.txt")"
 ra_wait_kb "$loop" 64
 ra_ok "stopped, racontrol show started radaemon through D-Bus activation"
+
+# --- a crash -------------------------------------------------------------------------------
+# Restart=on-failure starts it again; the killed one's tracefs instance, still
+# tracing, is gone (ExecStopPost=, and the new radaemon's start).
+pid=$(ct systemctl show radaemon -p MainPID --value)
+ct test -d "/sys/kernel/tracing/instances/radaemon.$pid" || ra_fail "radaemon $pid has no tracefs instance"
+ct systemctl kill --signal=KILL radaemon
+ra_wait_for "[[ \$(ct systemctl show radaemon -p MainPID --value) != $pid && \$(ct systemctl is-active radaemon) == active ]]" ||
+	ra_fail "radaemon was not restarted after SIGKILL: $(ct systemctl status --no-pager radaemon)"
+ct test -d "/sys/kernel/tracing/instances/radaemon.$pid" && ra_fail "the killed radaemon's tracefs instance is still there"
+ra_ok "killed, radaemon was restarted and its tracefs instance removed"
 
 # --- systemd-analyze security -------------------------------------------------------------
 ct systemd-analyze security --no-pager radaemon >"$T/security.txt" 2>&1 || true
