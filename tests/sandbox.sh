@@ -118,7 +118,11 @@ ra_wait_for "[[ -n \$(ps -o pid= --ppid $tracer) ]]" || ra_fail "strace started 
 DAEMON_PID=$(ps -o pid= --ppid "$tracer" | tr -d ' ')
 RA_PIDS+=("$tracer")
 ra_wait_for "grep -q '^Managing' '$T/daemon.log'" || ra_fail "the daemon did not start in the sandbox"
-grep -q CapEff:.0000000000000000 "/proc/$DAEMON_PID/status" || ra_fail "the daemon has capabilities"
+# Once more now that it runs: one pid, the daemon's, whatever ps saw before the execs.
+DAEMON_PID=$(ps -o pid= --ppid "$tracer" | head -n1 | tr -d ' ')
+[[ $(cat "/proc/$DAEMON_PID/comm") == radaemon ]] || ra_fail "strace's child $DAEMON_PID is $(cat "/proc/$DAEMON_PID/comm")"
+grep -q CapEff:.0000000000000000 "/proc/$DAEMON_PID/status" ||
+	ra_fail "the daemon has capabilities: $(grep -E 'Cap|NoNewPrivs' "/proc/$DAEMON_PID/status" | tr '\n' ' ')"
 grep -q 'NoNewPrivs:.1' "/proc/$DAEMON_PID/status" || ra_fail "the daemon may gain privileges"
 
 [[ $(ra_kb "$tiny") == 4 ]] || ra_fail "$tiny is at $(ra_kb "$tiny") KiB, want 4"
