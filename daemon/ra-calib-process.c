@@ -176,10 +176,14 @@ void ra_calib_process(RaCalibReads *j, pid_t daemon) {
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != daemon)
                 _exit(EXIT_FAILURE);
-        if (j->sysfd != 3 && dup2(j->sysfd, 3) < 0)
+        /* sysfd to 3, exit_fd to 4, through copies above them so that neither overwrites the other. */
+        j->sysfd = fcntl(j->sysfd, F_DUPFD_CLOEXEC, 5);
+        j->exit_fd = fcntl(j->exit_fd, F_DUPFD_CLOEXEC, 5);
+        if (j->sysfd < 0 || j->exit_fd < 0 || dup2(j->sysfd, 3) < 0 || dup2(j->exit_fd, 4) < 0)
                 _exit(EXIT_FAILURE);
         j->sysfd = 3;
-        (void) close_range(4, ~0U, 0);
+        j->exit_fd = 4;
+        (void) close_range(5, ~0U, 0);
         j->shared->error = measure(j);
         _exit(EXIT_SUCCESS);
 }

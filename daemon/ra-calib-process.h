@@ -38,6 +38,7 @@ typedef struct RaCalibReads {
         bool rotational;
         char scheduler[32]; /* the queue's, for ra_calib_pause_nsec() */
         RaCalibShared *shared;
+        int exit_fd; /* a pipe's write end, held open until the process exits */
 } RaCalibReads;
 
 /* The CLOCK_MONOTONIC clock in nanoseconds, as reading_since holds it. */
@@ -45,8 +46,8 @@ uint64_t ra_calib_now_nsec(void);
 
 /*
  * The forked process: makes the reads and exits (0; what it measured, or
- * its error, in r->shared). It keeps nothing of the daemon's open but stdio
- * and r->sysfd (one left waiting on a read must not hold the bus
+ * its error, in r->shared). It keeps nothing of the daemon's open but stdio,
+ * r->sysfd and r->exit_fd (one left waiting on a read must not hold the bus
  * connection), takes signals as they come, and dies with the daemon.
  */
 __attribute__((noreturn)) void ra_calib_process(RaCalibReads *r, pid_t daemon);

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,7 +45,7 @@ typedef struct RaCalibJob {
 
         RaCalibReads reads; /* the process's */
         pid_t pid;
-        int pidfd;
+        int exitfd; /* a pipe's read end: hangs up when the process has exited (its write end closes) */
         sd_event_source *exited, *deadline;
         bool abandoned; /* given up on: its process waits on a read, and is reaped when it returns */
 } RaCalibJob;
@@ -56,8 +55,8 @@ static RaCalibJob *job_free(RaCalibJob *j) {
                 return NULL;
         sd_event_source_disable_unref(j->exited);
         sd_event_source_disable_unref(j->deadline);
-        if (j->pidfd >= 0)
-                (void) close(j->pidfd);
+        if (j->exitfd >= 0)
+                (void) close(j->exitfd);
         if (j->reads.sysfd >= 0)
                 (void) close(j->reads.sysfd);
         if (j->reads.shared)
@@ -186,7 +185,7 @@ static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
                 (void) sd_event_source_set_time(s, (since ?: now) + READ_DEADLINE_USEC);
                 return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
         }
-        (void) syscall(SYS_pidfd_send_signal, j->pidfd, SIGKILL, NULL, 0);
+        (void) kill(j->pid, SIGKILL); /* not reaped yet: the pid is still its */
         j->abandoned = true;
         j->deadline = sd_event_source_disable_unref(j->deadline);
         finish(j, -ETIMEDOUT);
@@ -222,14 +221,14 @@ static const char *unsafe(Manager *m, const RaDisk *d, RaCalibDevice *ret) {
 static int start(Manager *m, RaDisk *d, const RaCalibDevice *dev, sd_bus_message *request) {
         _cleanup_(job_freep) RaCalibJob *j = NULL;
         pid_t daemon = getpid();
-        int r;
+        int exit_pipe[2], r;
 
         j = calloc(1, sizeof(*j));
         if (!j)
                 return -ENOMEM;
         *j = (RaCalibJob){
                 .manager = m,
-                .pidfd = -1,
+                .exitfd = -1,
                 .request = sd_bus_message_ref(request),
                 .reads = { .sysfd = -1,
                            .jump_kb = ra_calib_jump_kb(dev->logical_block_size),
@@ -257,25 +256,35 @@ static int start(Manager *m, RaDisk *d, const RaCalibDevice *dev, sd_bus_message
                 return -errno;
         }
 
+        /*
+         * Its exit is seen as the hang-up of a pipe whose write end only it
+         * holds (a pidfd would do, but valgrind does not know pidfd_open).
+         */
+        if (pipe2(exit_pipe, O_CLOEXEC) < 0)
+                return -errno;
+        j->exitfd = exit_pipe[0];
+        j->reads.exit_fd = exit_pipe[1];
+
         /* A process, not a thread: one stuck in a read would keep the daemon from exiting. */
         j->pid = fork();
-        if (j->pid < 0)
-                return -errno;
-        if (j->pid == 0)
-                ra_calib_process(&j->reads, daemon);
-        j->pidfd = (int) syscall(SYS_pidfd_open, j->pid, 0);
-        if (j->pidfd < 0) {
+        if (j->pid < 0) {
                 r = -errno;
-                (void) kill(j->pid, SIGKILL); /* a zombie until radaemon exits: pidfd_open does not fail */
+                (void) close(exit_pipe[1]);
                 return r;
         }
-        r = sd_event_add_io(m->event, &j->exited, j->pidfd, EPOLLIN, on_exited, j);
+        if (j->pid == 0)
+                ra_calib_process(&j->reads, daemon);
+        (void) close(exit_pipe[1]);
+        /*
+         * Should radaemon fail to watch it (out of memory), it is killed and
+         * not waited for, as it may be in a read already: a zombie until exit.
+         */
+        r = sd_event_add_io(m->event, &j->exited, j->exitfd, EPOLLIN, on_exited, j);
         if (r >= 0)
                 r = sd_event_add_time_relative(m->event, &j->deadline, CLOCK_MONOTONIC, READ_DEADLINE_USEC,
                                                100000, on_deadline, j);
         if (r < 0) {
                 (void) kill(j->pid, SIGKILL);
-                (void) waitpid(j->pid, NULL, 0); /* killed before its first read */
                 return r;
         }
 
@@ -349,11 +358,11 @@ void ra_calibrate_stop(Manager *m) {
         uint64_t until = ra_calib_now_nsec() + STOP_WAIT_MSEC * 1000000ULL;
 
         for (RaCalibJob *j = m->calibration; j; j = j->next)
-                (void) syscall(SYS_pidfd_send_signal, j->pidfd, SIGKILL, NULL, 0);
+                (void) kill(j->pid, SIGKILL);
         /* Each has a share of the wait left; one still in a read after it is left behind. */
         while (m->calibration) {
                 RaCalibJob *j = m->calibration;
-                struct pollfd p = { .fd = j->pidfd, .events = POLLIN };
+                struct pollfd p = { .fd = j->exitfd, .events = POLLIN };
                 uint64_t now = ra_calib_now_nsec();
 
                 if (poll(&p, 1, now < until ? (int) ((until - now) / 1000000) : 0) > 0)

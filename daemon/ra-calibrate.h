@@ -13,7 +13,7 @@
  * (common/ra-calib.h): its first window follows from it. One disk at a time,
  * in a process of its own (ra-calib-process.h), so that neither the event
  * loop nor the daemon's exit ever waits on a device; the daemon watches its
- * pidfd and the shared memory it writes into. Each read has a deadline of
+ * exit and the shared memory it writes into. Each read has a deadline of
  * 10 s: past it the calibration is given up (the caller answered, the disk
  * not tried again this run) and the process is killed and left to die when
  * its read returns, if ever; only a disk without such a process left over
