@@ -13,9 +13,11 @@ ra_setup
 ra_start_bus
 [[ -c /dev/fuse && -x $RA_BUILDDIR/tests/ra-testfs ]] || ra_skip "no /dev/fuse or no tests/ra-testfs"
 
-# Generous bounds that only a hang crosses: the daemon's read deadline is 10 s.
+# Generous bounds that only a hang crosses: the daemon's read deadline is 10 s
+# (racontrol's own timeout 30 s). Under valgrind everything but the deadline is slower.
 ANSWER_LIMIT=25
-STOP_LIMIT=10
+STOP_LIMIT=$((10 * RA_SLOWDOWN))
+QUICK=$((5 * RA_SLOWDOWN))
 
 # new_sector_loop NAME BYTES: a 64 MiB loop device of BYTES logical blocks, as LOOP.
 new_sector_loop() {
@@ -85,7 +87,7 @@ RA_PIDS+=("$caller")
 ra_wait_for "[[ \$(ra_property $stalled calibrating) == True ]]" ||
 	ra_fail "$stalled: no calibration under way"
 sleep 1
-timeout 5 "$RACONTROL" status >/dev/null || ra_fail "racontrol status did not answer during a stuck calibration"
+timeout "$QUICK" "$RACONTROL" status >/dev/null || ra_fail "racontrol status did not answer during a stuck calibration"
 rc=0
 wait "$caller" || rc=$?
 took=$((SECONDS - start))
@@ -95,11 +97,11 @@ out=$(cat "$T/calibrate.out")
 [[ $out == *"did not answer"* ]] || ra_fail "$stalled: Calibrate() said '$out'"
 ra_ok "$stalled: Calibrate() of a stuck device answered after $took s: $out"
 
-timeout 5 "$RACONTROL" status >/dev/null || ra_fail "racontrol status did not answer after a stuck calibration"
+timeout "$QUICK" "$RACONTROL" status >/dev/null || ra_fail "racontrol status did not answer after a stuck calibration"
 [[ $(ra_property "$stalled" calibrating) == False ]] || ra_fail "$stalled: still calibrating after the answer"
-out=$(timeout 5 "$RACONTROL" calibrate "$lbs4k" 2>&1) ||
+out=$(timeout "$QUICK" "$RACONTROL" calibrate "$lbs4k" 2>&1) ||
 	ra_fail "$lbs4k: no calibration while $stalled's read is stuck: $out"
-if out=$(timeout 5 "$RACONTROL" calibrate "$stalled" 2>&1); then
+if out=$(timeout "$QUICK" "$RACONTROL" calibrate "$stalled" 2>&1); then
 	ra_fail "$stalled: calibrated again while its read is stuck: $out"
 fi
 [[ $out == *"has not returned"* ]] || ra_fail "$stalled: a second Calibrate() said '$out'"
