@@ -80,21 +80,23 @@ static int method_device_clear_pin(sd_bus_message *msg, void *userdata, sd_bus_e
 /* Measures the disk again; the reply comes when the reads are done (ra-calibrate.c). */
 static int method_device_calibrate(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         RaDisk *d = userdata;
+        const char *why;
         uid_t uid;
         int r;
 
         r = ra_bus_check_authorized(msg, &uid, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 1: polkit is asked, the call comes back with its answer */
-        r = ra_calibrate_request(d->manager, d, msg);
+        r = ra_calibrate_request(d->manager, d, msg, &why);
         if (r == -EBUSY)
                 return sd_bus_error_set(error, RA_BUS_ERROR_BUSY,
                                         "Another disk is being calibrated; try again in a second.");
+        if (r == -EAGAIN)
+                return sd_bus_error_set(error, RA_BUS_ERROR_BUSY,
+                                        "Its last calibration's read has not returned yet.");
         if (r == -EOPNOTSUPP)
-                return ra_bus_error_setf(
-                        error, RA_BUS_ERROR_INVALID_VALUE,
-                        "%s: only a whole disk with a medium can be calibrated, not a %s%s.", d->name,
-                        ra_kind_to_string(d->kind), d->attrs.size_bytes == 0 ? " without a medium" : "");
+                return ra_bus_error_setf(error, RA_BUS_ERROR_INVALID_VALUE,
+                                         "%s: cannot be calibrated: it is %s.", d->name, why);
         if (r < 0)
                 return ra_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot start a calibration: %s.",
                                          strerror(-r));

@@ -11,9 +11,19 @@
  * radaemon reads it directly (O_DIRECT, at idle I/O priority) in a few sizes,
  * and, if it is rotational, at a few places apart, and stores what that cost
  * (common/ra-calib.h): its first window follows from it. One disk at a time,
- * in a thread of its own, so that the event loop never waits on a device;
- * the thread touches nothing but its job, and hands it back through an
- * eventfd. Like the other sources it only reports: Manager.on_calibration
+ * in a process of its own (ra-calib-process.h), so that neither the event
+ * loop nor the daemon's exit ever waits on a device; the daemon watches its
+ * exit and the shared memory it writes into. Each read has a deadline of
+ * 10 s: past it the calibration is given up (the caller answered, the disk
+ * not tried again this run) and the process is killed and left to die when
+ * its read returns, if ever; only a disk without such a process left over
+ * is calibrated again. Disks a direct read could hang or fail on are never
+ * read (ra_calib_unsafe(): network block devices, optical drives, zoned
+ * disks, suspended dm devices, drives without a medium); every read is a
+ * whole number of the disk's logical blocks; and where the I/O scheduler
+ * does not hold idle-class reads back (none, kyber), a pause after each
+ * read keeps the calibration to a quarter of the device's time.
+ * Like the other sources it only reports: Manager.on_calibration
  * (the tuning path's ra_tune_calibration()) is told when one starts and
  * what it measured, and stores, decides and announces.
  *
@@ -32,10 +42,17 @@ void ra_calibrate_consider(Manager *m, RaDisk *d, uint64_t now);
 /*
  * Calibrate() over D-Bus: measures d now whatever is stored, if no other
  * calibration runs and d can be read; replies to request when done, with
- * what was measured, or an error. Returns 0 or a negative errno (-EBUSY:
- * one runs; -EOPNOTSUPP: d is not a disk that can be calibrated).
+ * what was measured, or an error (within the read deadline when the device
+ * does not answer). Returns 0 or a negative errno (-EBUSY: one runs;
+ * -EAGAIN: d's last calibration was given up on and its read has not
+ * returned; -EOPNOTSUPP: d may not be calibrated, *ret_why says why, a
+ * phrase to follow "it is ").
  */
-int ra_calibrate_request(Manager *m, RaDisk *d, sd_bus_message *request);
+int ra_calibrate_request(Manager *m, RaDisk *d, sd_bus_message *request, const char **ret_why);
 
-/* At exit: waits for a calibration under way (at most about a second of reads). */
+/*
+ * At exit: kills the calibration processes and reaps those that end within
+ * a second; one still stuck in a read is left behind (it dies when the read
+ * returns), so that the daemon exits on time.
+ */
 void ra_calibrate_stop(Manager *m);

@@ -61,7 +61,7 @@ typedef struct Manager {
         size_t n_disks;
 
         struct RaSwapWatch *swap;       /* vm.page-cluster (ra-swapwatch.c) */
-        struct RaCalibJob *calibration; /* the one under way (ra-calibrate.c); NULL when none */
+        struct RaCalibJob *calibration; /* the one under way, and those given up on (ra-calibrate.c) */
 
         /*
          * Set by ra-manager.c, as the tracer's callbacks are: how the layers

@@ -7,7 +7,8 @@
  * stored, and a test can check every byte it read.
  *
  *   ra-testfs [--files N] [--size-mib M] [--max-readahead-kb K] [--delay-us U]
- *             [--bandwidth-mbs B] [--init-delay-ms D] MOUNTPOINT [FUSE options, e.g. -f]
+ *             [--bandwidth-mbs B] [--init-delay-ms D] [--stall-while PATH]
+ *             MOUNTPOINT [FUSE options, e.g. -f]
  *
  * The kernel gives a FUSE bdi min(128 KiB, the max_readahead the server
  * answered INIT with) as read_ahead_kb; --max-readahead-kb sets that answer,
@@ -22,6 +23,11 @@
  * alone, whatever its size, and the biggest window always wins; with one,
  * a window bigger than the link's bandwidth-delay product only moves
  * bytes nobody asked for (random reads pay for them).
+ *
+ * --stall-while PATH makes it a device that stops answering: every read
+ * waits for as long as PATH exists, as a network server that went away
+ * would leave it. A loop device over one of its files then hangs whoever
+ * reads it, in an uninterruptible wait, until the test removes PATH.
  */
 #define FUSE_USE_VERSION 312
 #include "config.h"
@@ -59,6 +65,7 @@ typedef struct TestFs {
         uint64_t delay_us;
         uint64_t bandwidth_mbs; /* 0: no link, each request costs delay_us alone */
         uint64_t init_delay_ms;
+        const char *stall_while; /* reads wait while this path exists; NULL: never */
 } TestFs;
 
 static TestFs fs = { .files = 4, .size_mib = 64, .max_readahead_kb = UINT64_MAX };
@@ -66,6 +73,7 @@ static TestFs fs = { .files = 4, .size_mib = 64, .max_readahead_kb = UINT64_MAX 
 /* The options as given, parsed strictly once fuse_opt has found them. */
 typedef struct Options {
         char *files, *size_mib, *max_readahead_kb, *delay_us, *bandwidth_mbs, *init_delay_ms;
+        char *stall_while;
 } Options;
 
 /* "--files 8" and "--files=8" alike. fuse_opt applies every template that
@@ -84,6 +92,8 @@ static const struct fuse_opt option_spec[] = {
         { "--bandwidth-mbs=%s", offsetof(Options, bandwidth_mbs), 0 },
         { "--init-delay-ms %s", offsetof(Options, init_delay_ms), 0 },
         { "--init-delay-ms=%s", offsetof(Options, init_delay_ms), 0 },
+        { "--stall-while %s", offsetof(Options, stall_while), 0 },
+        { "--stall-while=%s", offsetof(Options, stall_while), 0 },
         FUSE_OPT_END,
 };
 
@@ -221,12 +231,21 @@ static void transfer(size_t size) {
                 ;
 }
 
+/* Waits while --stall-while's path exists, looking every 10 ms. */
+static void stall(void) {
+        const struct timespec pause = { .tv_nsec = 10000000 };
+
+        while (fs.stall_while && access(fs.stall_while, F_OK) == 0)
+                (void) nanosleep(&pause, NULL);
+}
+
 static int testfs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
         uint64_t file_size = fs.size_mib << 20;
         unsigned i;
 
         if (file_index(path, &i) < 0)
                 return -ENOENT;
+        stall();
         if (off < 0 || (uint64_t) off >= file_size)
                 return 0;
         if (size > file_size - (uint64_t) off)
@@ -248,7 +267,8 @@ static const struct fuse_operations ops = {
 
 static void help(void) {
         printf("usage: ra-testfs [--files N] [--size-mib M] [--max-readahead-kb K] [--delay-us U]\n"
-               "                 [--bandwidth-mbs B] [--init-delay-ms D] MOUNTPOINT [FUSE options]\n"
+               "                 [--bandwidth-mbs B] [--init-delay-ms D] [--stall-while PATH]\n"
+               "                 MOUNTPOINT [FUSE options]\n"
                "\n"
                "Serves N read-only files, file-000, file-001, ..., of M MiB each, through the\n"
                "page cache. In file i, the 8-byte word at offset o (a multiple of 8) is the\n"
@@ -267,6 +287,8 @@ static void help(void) {
                "                        trip alone, whatever its size). --delay-us 400\n"
                "                        --bandwidth-mbs 110 is sshfs over 1 GbE\n"
                "  --init-delay-ms D     answer INIT D milliseconds late (0 to 10000; default 0)\n"
+               "  --stall-while PATH    every read waits for as long as PATH exists: a server\n"
+               "                        that stopped answering (an absolute path)\n"
                "\n"
                "Without -f it returns once the mount answers. fusermount3 -u or umount stops it.\n"
                "\n");
@@ -299,6 +321,13 @@ static int parse_options(const Options *o) {
             parse_option("bandwidth-mbs", o->bandwidth_mbs, 1, 100000, &fs.bandwidth_mbs) < 0 ||
             parse_option("init-delay-ms", o->init_delay_ms, 0, 10000, &fs.init_delay_ms) < 0)
                 return -EINVAL;
+        /* The server runs from "/" once in the background: a relative path would move. */
+        if (o->stall_while && o->stall_while[0] != '/') {
+                fprintf(stderr, "ra-testfs: --stall-while needs an absolute path, not '%s'\n",
+                        o->stall_while);
+                return -EINVAL;
+        }
+        fs.stall_while = o->stall_while;
         return 0;
 }
 
@@ -348,6 +377,7 @@ static void options_clear(Options *o) {
         free(o->delay_us);
         free(o->bandwidth_mbs);
         free(o->init_delay_ms);
+        free(o->stall_while);
 }
 
 int main(int argc, char *argv[]) {

@@ -154,7 +154,7 @@ pc=$((saved_pc == 1 ? 2 : 1))
 put_back_pc
 ra_ok "vm.page-cluster written from the sandbox"
 
-# A calibration: a thread of its own, direct reads at idle I/O priority.
+# A calibration: a process of its own, direct reads at idle I/O priority.
 out=$("$RACONTROL" calibrate "$tiny" 2>&1) || ra_fail "racontrol calibrate failed in the sandbox: $out"
 ra_ok "a calibration in the sandbox: $out"
 
@@ -180,11 +180,11 @@ trace=$(grep -lF "execve(\"$RADAEMON\"" "$T"/trace.* | head -n 1)
 [[ -n $trace ]] || ra_fail "no trace holds the execve of $RADAEMON"
 awk -v exe="execve(\"$RADAEMON\"" 'index($0, exe) == 1 { on = 1 } on' "$trace" >"$T/daemon.trace"
 [[ -s $T/daemon.trace ]] || ra_fail "no trace of the daemon"
-# Its threads' own traces (a calibration's), where strace -ff put them.
-for tid in $(grep -E '^clone3?\(.*CLONE_THREAD' "$T/daemon.trace" | grep -oE '= [0-9]+$' | tr -d '= '); do
+# Its threads' and processes' own traces (a calibration's), where strace -ff put them.
+for tid in $(grep -E '^clone3?\(' "$T/daemon.trace" | grep -oE '= [0-9]+$' | tr -d '= '); do
 	cat "$T/trace.$tid" >>"$T/daemon.trace"
 done
 grep -q '^ioprio_set(IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE' "$T/daemon.trace" ||
-	ra_fail "no calibration thread at idle I/O priority in the trace: $(grep -E '^(clone|ioprio)' "$T/daemon.trace")"
+	ra_fail "no calibration process at idle I/O priority in the trace: $(grep -E '^(clone|ioprio)' "$T/daemon.trace")"
 python3 "$RA_SRCDIR/tests/syscalls.py" "$unit" "$T/daemon.trace" || ra_fail "the daemon did what the unit forbids (above)"
 ra_ok "every system call, socket and mapping within the unit's filters"

@@ -10,9 +10,11 @@ daemon's pid (from the execve of radaemon on). Fails, naming each, on:
   - a socket of a family outside RestrictAddressFamilies=;
   - memory both writable and executable (MemoryDenyWriteExecute=);
   - a device node opened for writing (DeviceAllow=block-* r);
-  - a fork or a namespace (radaemon never forks; RestrictNamespaces=): only
-    threads (a calibration's), personality changes (LockPersonality=),
-    realtime scheduling (RestrictRealtime=).
+  - a namespace (RestrictNamespaces=) or an exec after its own: it forks
+    only a calibration's process (a thread stuck in a read would keep it
+    from exiting), which runs radaemon's own code;
+  - personality changes (LockPersonality=), realtime scheduling
+    (RestrictRealtime=).
 """
 import re
 import subprocess
@@ -70,7 +72,7 @@ def main(unit, trace):
     groups = syscall_groups()
     allowed = allowed_syscalls(unit, groups)
     families = set(" ".join(unit_settings(unit, "RestrictAddressFamilies")).split())
-    problems, used = [], set()
+    problems, used, execs = [], set(), 0
 
     for line in open(trace):
         m = re.match(r"(\w+)\((.*)", line)
@@ -86,9 +88,11 @@ def main(unit, trace):
                 problems.append(f"socket family outside RestrictAddressFamilies=: {line.strip()}")
         if name in ("mmap", "mprotect", "pkey_mprotect") and "PROT_WRITE" in args and "PROT_EXEC" in args:
             problems.append(f"writable and executable memory: {line.strip()}")
-        thread = name in ("clone", "clone3") and "CLONE_THREAD" in args
-        if name in ("fork", "vfork", "clone", "clone3", "unshare", "setns") and not thread:
-            problems.append(f"radaemon should neither fork nor change namespaces: {line.strip()}")
+        if name in ("unshare", "setns") or (name in ("clone", "clone3") and "CLONE_NEW" in args):
+            problems.append(f"radaemon should not change namespaces: {line.strip()}")
+        execs += name in ("execve", "execveat")
+        if name in ("execve", "execveat") and execs > 1:
+            problems.append(f"radaemon should run nothing else: {line.strip()}")
         if name in ("open", "openat", "openat2") and '"/dev/' in args and ("O_WRONLY" in args or "O_RDWR" in args):
             if not re.search(r'"/dev/(null|zero|full|random|urandom)"', args):
                 problems.append(f"a device opened for writing, outside DeviceAllow=: {line.strip()}")

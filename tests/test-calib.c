@@ -4,7 +4,12 @@
 #include <check.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "ra-calib-safe.h"
 #include "ra-calib.h"
+#include "sysfs-tree.h"
 #include "test-helpers.h"
 
 #define MB 1000000.0
@@ -256,6 +261,213 @@ START_TEST(test_format_parse) {
 }
 END_TEST
 
+/* A plain local disk of 1 GiB, as the daemon fills it before the sysfs attributes are read. */
+static RaCalibDevice local_disk(const char *name) {
+        RaCalibDevice d = RA_CALIB_DEVICE_INIT;
+
+        d.name = name;
+        d.syspath = "/sys/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda";
+        d.size_bytes = 1ULL << 30;
+        return d;
+}
+
+START_TEST(test_unsafe_each_kind) {
+        RaCalibDevice d;
+
+        /* Safe: a SATA disk, a loop device, a local NVMe namespace, a USB stick with its medium. */
+        d = local_disk("sda");
+        d.scsi_type = 0;
+        strcpy(d.zoned, "none");
+        ck_assert_ptr_null(ra_calib_unsafe(&d));
+        d = local_disk("loop3");
+        d.syspath = "/sys/devices/virtual/block/loop3";
+        ck_assert_ptr_null(ra_calib_unsafe(&d));
+        d = local_disk("nvme0n1");
+        strcpy(d.fabric, "pcie");
+        ck_assert_ptr_null(ra_calib_unsafe(&d));
+        strcpy(d.fabric, "loop");
+        ck_assert_ptr_null(ra_calib_unsafe(&d));
+
+        /* Network block devices, by name. */
+        static const char *const network[] = { "nbd0", "nbd15", "rbd0", "drbd1", "etherd!e0.1" };
+        for (size_t i = 0; i < ELEMENTSOF(network); i++) {
+                d = local_disk(network[i]);
+                ck_assert_msg(ra_calib_unsafe(&d) && strstr(ra_calib_unsafe(&d), "network block device"),
+                              "%s", network[i]);
+        }
+        /* iSCSI: by udev's ID_PATH, or by the session in its sysfs path (no udev data). */
+        d = local_disk("sdc");
+        d.id_path = "ip-192.168.1.5:3260-iscsi-iqn.2003-01.org.linux-iscsi.target:sn.1234-lun-0";
+        ck_assert_str_eq(ra_calib_unsafe(&d), "a network block device (iSCSI)");
+        d = local_disk("sdc");
+        d.syspath = "/sys/devices/platform/host3/session1/target3:0:0/3:0:0:0/block/sdc";
+        ck_assert_str_eq(ra_calib_unsafe(&d), "a network block device (iSCSI)");
+        /* NVMe over a fabric. */
+        static const char *const fabrics[] = { "tcp", "rdma", "fc" };
+        for (size_t i = 0; i < ELEMENTSOF(fabrics); i++) {
+                d = local_disk("nvme1n1");
+                strcpy(d.fabric, fabrics[i]);
+                ck_assert_str_eq(ra_calib_unsafe(&d), "a network block device (NVMe over a fabric)");
+        }
+
+        /* Optical: by name, by udev, by SCSI type (WORM, CD/DVD, optical memory). */
+        d = local_disk("sr0");
+        ck_assert_str_eq(ra_calib_unsafe(&d), "an optical drive");
+        d = local_disk("sdd");
+        d.cdrom = true;
+        ck_assert_str_eq(ra_calib_unsafe(&d), "an optical drive");
+        static const int optical[] = { 4, 5, 7 };
+        for (size_t i = 0; i < ELEMENTSOF(optical); i++) {
+                d = local_disk("sdd");
+                d.scsi_type = optical[i];
+                ck_assert_str_eq(ra_calib_unsafe(&d), "an optical drive");
+        }
+
+        /* Zoned: host-managed (and anything but "none"), or a ZBC disk by its SCSI type. */
+        d = local_disk("sde");
+        strcpy(d.zoned, "host-managed");
+        ck_assert_ptr_nonnull(strstr(ra_calib_unsafe(&d), "zoned"));
+        d = local_disk("nullb0");
+        strcpy(d.zoned, "host-aware");
+        ck_assert_ptr_nonnull(strstr(ra_calib_unsafe(&d), "zoned"));
+        d = local_disk("sde");
+        d.scsi_type = 0x14;
+        ck_assert_ptr_nonnull(strstr(ra_calib_unsafe(&d), "zoned"));
+
+        /* A suspended dm device; once resumed it may be read. */
+        d = local_disk("dm-3");
+        d.suspended = true;
+        ck_assert_str_eq(ra_calib_unsafe(&d), "a suspended device-mapper device");
+        d.suspended = false;
+        ck_assert_ptr_null(ra_calib_unsafe(&d));
+
+        /* A removable drive without its medium. */
+        d = local_disk("sdf");
+        d.size_bytes = 0;
+        ck_assert_str_eq(ra_calib_unsafe(&d), "a drive without a medium");
+
+        /* Blocks larger than the largest read. */
+        d = local_disk("sdg");
+        d.logical_block_size = 2 << 20;
+        ck_assert_ptr_nonnull(ra_calib_unsafe(&d));
+}
+END_TEST
+
+START_TEST(test_whole_blocks) {
+        uint32_t s[RA_CALIB_POINTS_MAX];
+        size_t n;
+
+        for (uint32_t block = 0; block <= 4096; block = block ? block * 2 : 512) {
+                n = ra_calib_whole_blocks(s, ra_calib_sizes(1024, s), block);
+                ck_assert_uint_eq(n, 5);
+                ck_assert_uint_eq(s[0], 4);
+                ck_assert_uint_eq(ra_calib_jump_kb(block), 4);
+        }
+        n = ra_calib_whole_blocks(s, ra_calib_sizes(1024, s), 16384);
+        ck_assert_uint_eq(n, 4);
+        ck_assert_uint_eq(s[0], 16);
+        ck_assert_uint_eq(s[3], 1024);
+        ck_assert_uint_eq(ra_calib_jump_kb(16384), 16);
+        n = ra_calib_whole_blocks(s, ra_calib_sizes(1024, s), 65536);
+        ck_assert_uint_eq(n, 3);
+        ck_assert_uint_eq(s[0], 64);
+        ck_assert_uint_eq(ra_calib_jump_kb(65536), 64);
+        /* A command limit between the steps that is no whole number of blocks is left out. */
+        n = ra_calib_whole_blocks(s, ra_calib_sizes(120, s), 16384);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_uint_eq(s[1], 64);
+        ck_assert_uint_eq(ra_calib_whole_blocks(s, ra_calib_sizes(1024, s), 2 << 20), 0);
+}
+END_TEST
+
+START_TEST(test_pause) {
+        /* Only the pace leaves room for others under none and kyber: a quarter of the device's time. */
+        ck_assert_uint_eq(ra_calib_pause_nsec("none", 1000000), 3000000);
+        ck_assert_uint_eq(ra_calib_pause_nsec("kyber", 1000000), 3000000);
+        ck_assert_uint_eq(ra_calib_pause_nsec("", 1000000), 3000000);
+        ck_assert_uint_eq(ra_calib_pause_nsec(NULL, 1000000), 3000000);
+        /* bfq and mq-deadline hold idle-class reads back themselves. */
+        ck_assert_uint_eq(ra_calib_pause_nsec("bfq", 1000000), 0);
+        ck_assert_uint_eq(ra_calib_pause_nsec("mq-deadline", 1000000), 0);
+}
+END_TEST
+
+/* Reads the manifest text's tree for the disk at block/NAME. */
+static RaCalibDevice read_tree(const char *manifest, const char *name) {
+        RaCalibDevice d = RA_CALIB_DEVICE_INIT;
+        char *root = test_mkdtemp(), path[4096];
+        int fd;
+
+        test_tree_apply(root, manifest);
+        (void) snprintf(path, sizeof(path), "%s/block/%s", root, name);
+        fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        d.name = name;
+        d.size_bytes = 1ULL << 30;
+        ck_assert_int_eq(ra_calib_device_read_sysfs(fd, &d), 0);
+        (void) close(fd);
+        test_rm_rf(root);
+        free(root);
+        return d;
+}
+
+START_TEST(test_read_sysfs) {
+        RaCalibDevice d;
+
+        /* An NVMe/TCP namespace: its device is its controller. */
+        d = read_tree("f block/nvme1n1/queue/zoned none\n"
+                      "f block/nvme1n1/queue/scheduler [none] mq-deadline kyber bfq\n"
+                      "f block/nvme1n1/queue/logical_block_size 4096\n"
+                      "f ctl/nvme1/transport tcp\n"
+                      "l block/nvme1n1/device ../../ctl/nvme1\n",
+                      "nvme1n1");
+        ck_assert_str_eq(d.fabric, "tcp");
+        ck_assert_str_eq(d.scheduler, "none");
+        ck_assert_str_eq(d.zoned, "none");
+        ck_assert_uint_eq(d.logical_block_size, 4096);
+        ck_assert_int_eq(d.scsi_type, -1);
+        ck_assert_str_eq(ra_calib_unsafe(&d), "a network block device (NVMe over a fabric)");
+        /* A multipath head: its device is the subsystem, whose controllers say it. */
+        d = read_tree("d block/nvme2n1/queue\n"
+                      "f subsys/nvme-subsys2/nvme2/transport rdma\n"
+                      "f subsys/nvme-subsys2/subsysnqn nqn.x\n"
+                      "l block/nvme2n1/device ../../subsys/nvme-subsys2\n",
+                      "nvme2n1");
+        ck_assert_str_eq(d.fabric, "rdma");
+        ck_assert_ptr_nonnull(ra_calib_unsafe(&d));
+        /* A DVD drive, by its SCSI type; bfq. */
+        d = read_tree("f block/sr0/queue/scheduler mq-deadline kyber [bfq] none\n"
+                      "f dev/0:0:1:0/type 5\n"
+                      "l block/sr0/device ../../dev/0:0:1:0\n",
+                      "sr0");
+        ck_assert_int_eq(d.scsi_type, 5);
+        ck_assert_str_eq(d.scheduler, "bfq");
+        d.name = "sdx"; /* the type alone says it */
+        ck_assert_str_eq(ra_calib_unsafe(&d), "an optical drive");
+        /* A host-managed zoned disk. */
+        d = read_tree(
+                "f block/sdb/queue/zoned host-managed\nf block/sdb/queue/scheduler [mq-deadline] none\n",
+                "sdb");
+        ck_assert_str_eq(d.zoned, "host-managed");
+        ck_assert_ptr_nonnull(strstr(ra_calib_unsafe(&d), "zoned"));
+        /* A suspended dm device, bio-based: one scheduler, said bare. */
+        d = read_tree("f block/dm-0/dm/suspended 1\nf block/dm-0/queue/scheduler none\n", "dm-0");
+        ck_assert(d.suspended);
+        ck_assert_str_eq(d.scheduler, "none");
+        ck_assert_str_eq(ra_calib_unsafe(&d), "a suspended device-mapper device");
+        d = read_tree("f block/dm-0/dm/suspended 0\n", "dm-0");
+        ck_assert(!d.suspended);
+        ck_assert_ptr_null(ra_calib_unsafe(&d));
+        /* An SD card: its device's type is a word, no SCSI type; nothing else there. */
+        d = read_tree("f dev/mmc0:0001/type SD\nl block/mmcblk0/device ../../dev/mmc0:0001\n", "mmcblk0");
+        ck_assert_int_eq(d.scsi_type, -1);
+        ck_assert_str_eq(d.fabric, "");
+        ck_assert_str_eq(d.zoned, "");
+        ck_assert_uint_eq(d.logical_block_size, 0);
+        ck_assert_ptr_null(ra_calib_unsafe(&d));
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("calib");
         TCase *tc = tcase_create("calib");
@@ -268,6 +480,12 @@ int main(void) {
         tcase_add_test(tc, test_fit_tiny_stick);
         tcase_add_test(tc, test_affordable_bytes);
         tcase_add_test(tc, test_format_parse);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("safe");
+        tcase_add_test(tc, test_unsafe_each_kind);
+        tcase_add_test(tc, test_whole_blocks);
+        tcase_add_test(tc, test_pause);
+        tcase_add_test(tc, test_read_sysfs);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/ioprio.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ra-calib-process.h"
+#include "ra-calib-safe.h"
+#include "ra-macro.h"
+#include "ra-stats.h"
+
+#define PASSES 5
+#define JUMPS 8
+
+uint64_t ra_calib_now_nsec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+}
+
+static void set_reading(RaCalibReads *j, bool reading) {
+        __atomic_store_n(&j->shared->reading_since, reading ? ra_calib_now_nsec() : 0, __ATOMIC_RELEASE);
+}
+
+/* Whether anything but these reads touched the disk since *start: the calibration gives way. */
+static bool others_came(const RaCalibReads *j, const RaDiskStat *start, uint64_t our_sectors) {
+        RaDiskStat now;
+
+        if (ra_stats_read_at(j->sysfd, &now) < 0)
+                return true;
+        return now.in_flight > 0 || now.write_ios != start->write_ios ||
+               now.read_sectors - start->read_sectors > our_sectors;
+}
+
+/*
+ * One direct read of kb at offset, marked in reading_since for the daemon's
+ * deadline while it runs; then the pause the scheduler asks for.
+ */
+static int direct_read(RaCalibReads *j, int fd, void *buf, uint32_t kb, uint64_t offset,
+                       uint64_t *ret_nsec) {
+        size_t len = (size_t) kb * 1024;
+        uint64_t start = ra_calib_now_nsec(), took, pause_nsec;
+        struct timespec pause;
+        ssize_t got;
+
+        set_reading(j, true);
+        got = pread(fd, buf, len, (off_t) offset);
+        set_reading(j, false);
+        if (got < 0)
+                return -errno;
+        if ((size_t) got != len)
+                return -EIO;
+        took = ra_calib_now_nsec() - start;
+        pause_nsec = ra_calib_pause_nsec(j->scheduler, took);
+        pause = (struct timespec){ .tv_sec = (time_t) (pause_nsec / 1000000000ULL),
+                                   .tv_nsec = (long) (pause_nsec % 1000000000ULL) };
+        while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
+                ;
+        if (ret_nsec)
+                *ret_nsec = took;
+        return 0;
+}
+
+/* One direct read of kb at offset, timed into the next sample. */
+static int timed_read(RaCalibReads *j, int fd, void *buf, uint32_t kb, uint64_t offset, bool jump) {
+        RaCalibShared *sh = j->shared;
+        uint64_t nsec;
+        int r = direct_read(j, fd, buf, kb, offset, &nsec);
+
+        if (r < 0)
+                return r;
+        sh->samples[sh->n++] = (RaCalibSample){ .kb = kb, .nsec = nsec, .jump = jump };
+        return 0;
+}
+
+/*
+ * The process: sequential reads of each size in turn, five passes, from the
+ * middle of the disk on (a disk's middle zone reads at its middle speed);
+ * then, on a rotational disk, small reads an eighth of the disk apart. Each
+ * read only if the budget allows it (ra_calib_affordable()) and nothing else
+ * came meanwhile.
+ */
+static int measure(RaCalibReads *j) {
+        RaCalibShared *sh = j->shared;
+        uint64_t offset, our_sectors = 0;
+        uint32_t jump_bytes = j->jump_kb * 1024;
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ void *buf = NULL;
+        RaDiskStat start = {};
+        int r;
+
+        /* The process's own class: reads of anything else on the disk come first (bfq, mq-deadline). */
+        if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) < 0)
+                return -errno;
+        /* O_NONBLOCK: a removable drive's open does not wait for its medium; the reads then may. */
+        set_reading(j, true);
+        fd = open(j->devnode, O_RDONLY | O_DIRECT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        set_reading(j, false);
+        if (fd < 0 || fcntl(fd, F_SETFL, O_RDONLY | O_DIRECT) < 0)
+                return -errno;
+        buf = aligned_alloc(4096, (size_t) j->sizes[j->n_sizes - 1] * 1024);
+        if (!buf)
+                return -ENOMEM;
+        r = ra_stats_read_at(j->sysfd, &start);
+        if (r < 0)
+                return r;
+
+        offset = j->size_bytes / 2;
+        offset -= offset % (1024 * 1024);
+        /* A disk's head goes there first: the seek is not what the sizes cost. */
+        if (j->rotational && offset + jump_bytes <= j->size_bytes) {
+                r = direct_read(j, fd, buf, j->jump_kb, offset, NULL);
+                if (r < 0)
+                        return r;
+                offset += jump_bytes;
+                our_sectors += jump_bytes / 512;
+        }
+        for (unsigned pass = 0; pass < PASSES; pass++)
+                for (size_t i = 0; i < j->n_sizes; i++) {
+                        uint64_t len = (uint64_t) j->sizes[i] * 1024;
+
+                        if (len > j->size_bytes || !ra_calib_affordable(sh->samples, sh->n, j->sizes[i]))
+                                return 0;
+                        if (others_came(j, &start, our_sectors)) {
+                                sh->interrupted = true;
+                                return 0;
+                        }
+                        if (offset + len > j->size_bytes)
+                                offset = 0;
+                        r = timed_read(j, fd, buf, j->sizes[i], offset, false);
+                        if (r < 0)
+                                return r;
+                        offset += len;
+                        our_sectors += len / 512;
+                }
+
+        for (unsigned i = 0; j->rotational && i < JUMPS; i++) {
+                /* Eighths of the disk in an order that never reads two neighbours in turn. */
+                uint64_t at = j->size_bytes / JUMPS * ((i * 3 + 1) % JUMPS);
+
+                at -= at % jump_bytes;
+                if (!ra_calib_affordable(sh->samples, sh->n, j->jump_kb))
+                        break;
+                if (others_came(j, &start, our_sectors)) {
+                        sh->interrupted = true;
+                        break;
+                }
+                r = timed_read(j, fd, buf, j->jump_kb, at, true);
+                if (r < 0)
+                        return r;
+                our_sectors += jump_bytes / 512;
+        }
+
+        /*
+         * What came during the last read counts too: a read that queued behind
+         * somebody else's (this process's class is idle) took their time, and
+         * the budget may have ended the reads right after it.
+         */
+        if (sh->n > 0 && !sh->interrupted && others_came(j, &start, our_sectors))
+                sh->interrupted = true;
+        return 0;
+}
+
+void ra_calib_process(RaCalibReads *j, pid_t daemon) {
+        sigset_t none;
+
+        (void) sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != daemon)
+                _exit(EXIT_FAILURE);
+        /* sysfd to 3, exit_fd to 4, through copies above them so that neither overwrites the other. */
+        j->sysfd = fcntl(j->sysfd, F_DUPFD_CLOEXEC, 5);
+        j->exit_fd = fcntl(j->exit_fd, F_DUPFD_CLOEXEC, 5);
+        if (j->sysfd < 0 || j->exit_fd < 0 || dup2(j->sysfd, 3) < 0 || dup2(j->exit_fd, 4) < 0)
+                _exit(EXIT_FAILURE);
+        j->sysfd = 3;
+        j->exit_fd = 4;
+        (void) close_range(5, ~0U, 0);
+        j->shared->error = measure(j);
+        _exit(EXIT_SUCCESS);
+}
