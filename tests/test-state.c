@@ -115,27 +115,32 @@ START_TEST(test_runtime_pin_wins) {
 }
 END_TEST
 
-/* One bad line costs that line only; every error names its line. */
+/*
+ * A bad value costs that value only, a line without an identity that line;
+ * every error names its line. What a later release may write is no error.
+ */
 START_TEST(test_bad_lines) {
         _cleanup_(ra_state_freep) RaState *s = NULL;
         _cleanup_(ra_strv_freep) char **errors = NULL;
-        const char *text = "# comment\n"                       /* 1 */
-                           "device name:good1 pin=64\n"        /* 2 */
-                           "gadget name:x pin=64\n"            /* 3: not a device line */
-                           "device\n"                          /* 4: no identity */
-                           "device name:bad pin=3\n"           /* 5: not whole pages */
-                           "device name:bad pin=\n"            /* 6 */
-                           "device name:bad pin=99999999999\n" /* 7 */
-                           "device name:bad colour=blue\n"     /* 8: unknown key */
-                           "device bad\\x2 pin=64\n"           /* 9: cut escape */
-                           "device bad\\x00 pin=64\n"          /* 10: escaped NUL */
-                           "device name:good1 pin=128\n"       /* 11: second line, same identity */
-                           "\n"                                /* 12 */
-                           "   \t\n"                           /* 13 */
-                           "device name:good2 pin=8192\n";     /* 14 */
-        const unsigned lines[] = { 3, 4, 5, 6, 7, 8, 9, 10, 11 };
+        _cleanup_free_ char *text = NULL;
+        const char *in = "# comment\n"                                   /* 1 */
+                         "device name:good1 pin=64\n"                    /* 2 */
+                         "gadget name:x pin=64\n"                        /* 3: a later release's line */
+                         "device\n"                                      /* 4: no identity */
+                         "device name:bad1 original=128 pin=3\n"         /* 5: not whole pages */
+                         "device name:bad2 pin= learned=64\n"            /* 6 */
+                         "device name:bad3 pin=99999999999 original=0\n" /* 7 */
+                         "device name:bad4 colour=blue pin=16\n"         /* 8: a later release's key */
+                         "device bad\\x2 pin=64\n"                       /* 9: cut escape */
+                         "device bad\\x00 pin=64\n"                      /* 10: escaped NUL */
+                         "device name:good1 pin=128\n"                   /* 11: second line, same identity */
+                         "\n"                                            /* 12 */
+                         "   \t\n"                                       /* 13 */
+                         "device name:good2 pin=8192\n";                 /* 14 */
+        const unsigned lines[] = { 4, 5, 6, 7, 9, 10, 11 };
+        const RaStateEntry *e;
 
-        s = parse(text, -EINVAL, &errors);
+        s = parse(in, -EINVAL, &errors);
         ck_assert_uint_eq(ra_strv_length(errors), ELEMENTSOF(lines));
         for (size_t i = 0; i < ELEMENTSOF(lines); i++) {
                 char want[32];
@@ -144,9 +149,23 @@ START_TEST(test_bad_lines) {
                 ck_assert_msg(strncmp(errors[i], want, strlen(want)) == 0, "'%s' is not at line %u",
                               errors[i], lines[i]);
         }
-        ck_assert_uint_eq(s->n_entries, 2);
+        ck_assert_uint_eq(s->n_entries, 6);
         ck_assert_uint_eq(ra_state_pin(s, "name:good1"), 64);
         ck_assert_uint_eq(ra_state_pin(s, "name:good2"), 8192);
+
+        /* The line stays, without its bad value. */
+        e = ra_state_find(s, "name:bad1");
+        ck_assert(e && e->has_original && e->original_kb == 128 && e->pin_kb == 0);
+        ck_assert_uint_eq(ra_state_learned(s, "name:bad2"), 64);
+        e = ra_state_find(s, "name:bad3");
+        ck_assert(e && e->has_original && e->original_kb == 0 && e->pin_kb == 0);
+        ck_assert_uint_eq(ra_state_pin(s, "name:bad4"), 16);
+
+        /* What a later release wrote goes back as it was. */
+        ck_assert_int_eq(ra_state_format(s, &text), 0);
+        ck_assert_msg(strstr(text, "\ndevice name:bad4 pin=16 colour=blue\n"), "%s", text);
+        ck_assert_msg(strstr(text, "\ngadget name:x pin=64\n"), "%s", text);
+        ck_assert_msg(strstr(text, "\ndevice name:bad1 original=128\n"), "%s", text);
 }
 END_TEST
 
@@ -237,7 +256,7 @@ START_TEST(test_save_load) {
 
         snprintf(path, sizeof(path), "%s/%s", dir, RA_STATE_FILE);
         ck_assert_int_eq(stat(path, &st), 0);
-        ck_assert_uint_eq(st.st_mode & 0777, 0644);
+        ck_assert_uint_eq(st.st_mode & 0777, 0600);
 
         d = opendir(dir);
         ck_assert_ptr_nonnull(d);
