@@ -182,16 +182,17 @@ int ra_state_remember_original(RaState *s, const char *identity, uint32_t kb) {
 
 int ra_state_touch(RaState *s, const char *identity, uint64_t now) {
         RaStateEntry *e;
-        bool behind;
         int r;
 
         r = ra_state_ensure(s, identity, &e);
         if (r < 0)
                 return r;
 
-        behind = e->seen == 0 || now >= e->seen + DAY_SECONDS;
+        /* A day is fine enough for forget_after_days, and spares a save at every event. */
+        if (e->seen > 0 && now < e->seen + DAY_SECONDS)
+                return 0;
         e->seen = now;
-        return behind && ra_state_entry_is_stored(e);
+        return ra_state_entry_is_stored(e);
 }
 
 static bool is_pinned(const RaStateEntry *e) {
@@ -231,9 +232,10 @@ void ra_state_forget(RaState *s, uint64_t now, uint64_t max_age, size_t max_entr
         for (size_t i = 0; i < s->n_entries; i++) {
                 RaStateEntry *e = &s->entries[i];
 
-                if (e->seen == 0 || e->seen > now) /* not known yet, or a clock set back */
+                if (e->seen == 0)
                         e->seen = now;
-                if (!is_pinned(e) && max_age > 0 && now - e->seen > max_age) {
+                /* Seen "later" than now, the clock was set back: that is no age. */
+                if (!is_pinned(e) && max_age > 0 && now > e->seen && now - e->seen > max_age) {
                         forget(e);
                         expired++;
                 }

@@ -139,8 +139,9 @@ RaStateEntry *ra_state_find(const RaState *s, const char *identity);
 int ra_state_ensure(RaState *s, const char *identity, RaStateEntry **ret);
 
 /*
- * identity's device is there at now (seconds since the epoch). Returns 1
- * when the file is a day or more behind (worth a save), 0 otherwise.
+ * identity's device is there at now (seconds since the epoch). What was seen
+ * moves by a day or more at a time: returns 1 when it moved and the entry is
+ * one written to the file (worth a save), 0 otherwise.
  */
 int ra_state_touch(RaState *s, const char *identity, uint64_t now);
 
