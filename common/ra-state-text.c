@@ -80,7 +80,8 @@ static int unescape_identity(const char *s, size_t n, char **ret) {
 
 typedef struct Parser {
         RaState *s;
-        const char *const *only; /* the identities to read; NULL: all */
+        const char *const *only;         /* the identities to read; NULL: all */
+        const char *const *only_escaped; /* ...as written in the file */
         char ***errors;
         unsigned line;
         bool bad;
@@ -300,38 +301,82 @@ static bool word_is(const char *word, const char *word_end, const char *s) {
         return (size_t) (word_end - word) == strlen(s) && memcmp(word, s, strlen(s)) == 0;
 }
 
-/* Whether p->only wants the line whose first word is at word, its end at end. */
-static bool wanted(const Parser *p, const char *word, const char *end) {
-        const char *word_end = skip_word(word, end), *id, *id_end;
-        _cleanup_free_ char *identity = NULL;
-        size_t n;
+static bool is_blank(char c) {
+        return c == ' ' || c == '\t';
+}
 
-        if (!p->only)
-                return true;
-        if (!word_is(word, word_end, "device") && !word_is(word, word_end, "more"))
+/* Whether the line at word (its first word), ending at end, is one p->only wants. */
+static bool wanted(const Parser *p, const char *word, const char *end) {
+        const char *word_end, *id, *id_end;
+        _cleanup_free_ char *identity = NULL;
+
+        /* Most lines are the entries of other devices: passed over without a copy, nor a byte loop. */
+        if ((size_t) (end - word) > 7 && memcmp(word, "device", 6) == 0 && is_blank(word[6]))
+                word_end = word + 6;
+        else if ((size_t) (end - word) > 5 && memcmp(word, "more", 4) == 0 && is_blank(word[4]))
+                word_end = word + 4;
+        else {
+                word_end = skip_word(word, end);
                 return word_is(word, word_end, "swap") || word_is(word, word_end, "restored");
+        }
 
         id = skip_blanks(word_end, end);
-        id_end = skip_word(id, end);
-        n = (size_t) (id_end - id);
-        /* Escaped only where it must be, as this release writes it: compared as it is, without a copy. */
-        if (!memchr(id, '\\', n)) {
-                for (const char *const *o = p->only; *o; o++)
-                        if (strlen(*o) == n && memcmp(*o, id, n) == 0)
-                                return true;
-                return false;
+        for (size_t i = 0; p->only[i]; i++) {
+                size_t n = strlen(p->only_escaped[i]);
+
+                if ((size_t) (end - id) >= n && memcmp(id, p->only_escaped[i], n) == 0 &&
+                    (id + n == end || is_blank(id[n])))
+                        return true;
         }
-        if (unescape_identity(id, n, &identity) < 0)
-                return true; /* to be reported as for any reader */
-        for (const char *const *o = p->only; *o; o++)
-                if (strcmp(*o, identity) == 0)
+
+        /* Escaped otherwise, by hand? */
+        if (!memchr(id, '\\', (size_t) (end - id)))
+                return false;
+        id_end = skip_word(id, end);
+        if (!memchr(id, '\\', (size_t) (id_end - id)))
+                return false;
+        if (unescape_identity(id, (size_t) (id_end - id), &identity) < 0)
+                return true; /* reported as for any reader */
+        for (size_t i = 0; p->only[i]; i++)
+                if (strcmp(p->only[i], identity) == 0)
                         return true;
         return false;
 }
 
+static int escape_to_string(const char *identity, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+        int r;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        r = escape_identity(identity, f);
+        if (fclose(f) != 0 && r == 0)
+                r = -ENOMEM;
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
 int ra_state_parse_only(RaState *s, const char *text, size_t len, const char *const *only, char ***errors) {
+        _cleanup_(ra_strv_freep) char **escaped = NULL;
         Parser p = { .s = s, .only = only, .errors = errors };
         int r;
+
+        for (size_t i = 0; only && only[i]; i++) {
+                _cleanup_free_ char *e = NULL;
+
+                r = escape_to_string(only[i], &e);
+                if (r < 0)
+                        return r;
+                r = ra_strv_push(&escaped, e);
+                if (r < 0)
+                        return r;
+        }
+        p.only_escaped = (const char *const *) escaped;
 
         for (const char *line = text, *end = text + len; line < end;) {
                 const char *nl = memchr(line, '\n', (size_t) (end - line));
@@ -340,9 +385,11 @@ int ra_state_parse_only(RaState *s, const char *text, size_t len, const char *co
                 _cleanup_free_ char *copy = NULL;
 
                 p.line++;
-                if (memchr(line, '\0', n))
+                if (only && (first == line_end || !wanted(&p, first, line_end)))
+                        r = 0;
+                else if (memchr(line, '\0', n))
                         r = add_error(&p, "a NUL byte");
-                else if (first == line_end || *first == '#' || !wanted(&p, first, line_end))
+                else if (first == line_end || *first == '#')
                         r = 0;
                 else if (!(copy = strndup(line, n)))
                         r = -ENOMEM;
