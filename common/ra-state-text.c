@@ -343,7 +343,7 @@ static bool wanted(const Parser *p, const char *word, const char *end) {
         return false;
 }
 
-static int escape_to_string(const char *identity, char **ret) {
+int ra_state_escape_identity(const char *identity, char **ret) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
         FILE *f;
@@ -369,7 +369,7 @@ int ra_state_parse_only(RaState *s, const char *text, size_t len, const char *co
         for (size_t i = 0; only && only[i]; i++) {
                 _cleanup_free_ char *e = NULL;
 
-                r = escape_to_string(only[i], &e);
+                r = ra_state_escape_identity(only[i], &e);
                 if (r < 0)
                         return r;
                 r = ra_strv_push(&escaped, e);

@@ -135,6 +135,9 @@ int ra_state_format(const RaState *s, char **ret);
  */
 int ra_state_save(const RaState *s, const char *dir, bool *ret_replaced);
 
+/* identity as the file writes it: printable ASCII, which any client can show. */
+int ra_state_escape_identity(const char *identity, char **ret);
+
 RaStateEntry *ra_state_find(const RaState *s, const char *identity);
 int ra_state_ensure(RaState *s, const char *identity, RaStateEntry **ret);
 
