@@ -99,13 +99,14 @@ static uint64_t now_seconds(void) {
  * Keeps the file bounded: what was not seen for forget_after_days, then the
  * oldest beyond RA_STATE_MAX_ENTRIES. Only once every device present was
  * found (ready): those are seen now, however long they have been there.
+ * Returns how many were forgotten.
  */
-static void forget(Manager *m) {
+static size_t forget(Manager *m) {
         uint64_t now = now_seconds();
         size_t expired, dropped;
 
         if (!m->ready || now == 0)
-                return;
+                return 0;
         for (size_t i = 0; i < m->n_disks; i++) {
                 RaStateEntry *e =
                         m->disks[i]->identity ? ra_state_find(m->state, m->disks[i]->identity) : NULL;
@@ -122,6 +123,7 @@ static void forget(Manager *m) {
         if (dropped > 0)
                 log_notice("Forgot the %zu oldest device identit%s, to keep %u at most; pins are kept.",
                            dropped, dropped == 1 ? "y" : "ies", RA_STATE_MAX_ENTRIES);
+        return expired + dropped;
 }
 
 /*
@@ -138,7 +140,6 @@ int ra_store_save(Manager *m, bool *ret_replaced) {
         if (m->state_frozen)
                 return -EROFS;
 
-        forget(m);
         r = ra_state_save(m->state, m->state_dir, &replaced);
         if (ret_replaced)
                 *ret_replaced = replaced;
@@ -164,7 +165,13 @@ int ra_store_save(Manager *m, bool *ret_replaced) {
         return r;
 }
 
+/*
+ * Forgetting moves entries: here, where no caller holds one, rather than in
+ * ra_store_save(), which a pin calls with its entry in hand.
+ */
 int ra_store_flush(Manager *m) {
+        if (forget(m) > 0)
+                m->state_dirty = true;
         return m->state_dirty ? ra_store_save(m, NULL) : 0;
 }
 
