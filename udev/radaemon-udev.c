@@ -111,22 +111,17 @@ static int load_config(RaConfig **ret) {
         return r;
 }
 
-/*
- * What is stored for identity (and for old_identity, which radaemon carries
- * over to it; may be NULL): only those entries are read, as this runs on
- * every block event with a file of thousands. A state that cannot be read
- * costs the pins, not the value.
- */
+/* What is stored for identity and old_identity (may be NULL) only: this runs on every block event.
+ * A state that cannot be read costs the pins, not the value. */
 static RaState *load_state(const char *dir, const char *identity, const char *old_identity) {
         _cleanup_(ra_strv_freep) char **errors = NULL;
-        const char *const only[] = { identity, old_identity, NULL };
         RaState *s = NULL;
         int r;
 
         if (ra_state_new(&s) < 0)
                 return NULL;
 
-        r = ra_state_load_only(s, dir, only, &errors);
+        r = ra_state_load_only(s, dir, (const char *const[]){ identity, old_identity, NULL }, &errors);
         for (size_t i = 0; errors && errors[i]; i++)
                 fprintf(stderr, "radaemon-udev: %s/%s: %s; ignored.\n", dir, RA_STATE_FILE, errors[i]);
         if (r < 0 && r != -EINVAL)
@@ -207,9 +202,8 @@ static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *re
         int r, stack_read;
 
         r = ra_device_identity(a, &identity);
-        if (r < 0)
-                return r;
-        r = ra_device_old_identity(a, &old_identity);
+        if (r >= 0) /* ...and the one radaemon carries over to it */
+                r = ra_device_old_identity(a, &old_identity);
         if (r < 0)
                 return r;
 
