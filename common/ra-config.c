@@ -16,6 +16,8 @@
 #define DEFAULT_STATE_DIR LOCALSTATEDIR "/lib/radaemon"
 #define INTERVAL_MIN_MS 100u
 #define INTERVAL_MAX_MS 3600000u
+/* A hundred years: "never" is 0. */
+#define FORGET_MAX_DAYS 36500u
 
 static const char *const mode_names[_RA_MODE_MAX] = {
         [RA_MODE_AUTO] = "auto",
@@ -51,6 +53,7 @@ int ra_config_new(RaConfig **ret) {
 
         c->mode = RA_MODE_AUTO;
         c->interval_ms = 1000;
+        c->forget_after_days = 365;
         c->bounds = (RaBounds){ .min_kb = 4, .max_kb = 8192 };
         c->calibrate = true;
         c->swap_manage = true;
@@ -322,6 +325,16 @@ static void parse_daemon_key(Parser *p, const char *name, const char *value) {
         } else if (strcmp(name, "restore_on_exit") == 0) {
                 if (ra_parse_boolean(value, &c->restore_on_exit) < 0)
                         add_error(p, "restore_on_exit must be a boolean (yes or no), not '%s'", value);
+        } else if (strcmp(name, "forget_after_days") == 0) {
+                uint32_t days;
+
+                if (ra_parse_u32(value, &days) < 0 || days > FORGET_MAX_DAYS)
+                        add_error(
+                                p,
+                                "forget_after_days must be a number of days from 0 (never) to %u, not '%s'",
+                                FORGET_MAX_DAYS, value);
+                else
+                        c->forget_after_days = days;
         } else if (strcmp(name, "state_dir") == 0) {
                 char *copy;
 

@@ -48,7 +48,8 @@ typedef struct RaConfig {
         RaMode mode;
         uint32_t interval_ms;
         char *state_dir;
-        bool restore_on_exit; /* put every device back to its original value at exit */
+        bool restore_on_exit;       /* put every device back to its original value at exit */
+        uint32_t forget_after_days; /* an unpinned identity not seen for this long is forgotten; 0: never */
         RaBounds bounds;
         RaExternal external;
         bool calibrate; /* measure each new disk once, for its first window */

@@ -15,7 +15,9 @@
  * by its stable identity (see ra_device_identity()). The file is text, one
  * device a line:
  *
+ *     version 2
  *     device loop:/srv/disk\x20one.img original=2560 pin=1024 learned=2048
+ *     more loop:/srv/disk\x20one.img seen=1764150000
  *     device wwn:0x5000c500a1b2c3d4 calibrated=1764150000:250:263671:0:4/15723,16/45120
  *
  * (calibrated=: when, the command cost in µs, the bandwidth in KiB/s, a
@@ -26,6 +28,16 @@
  * its own (learned per class of swap device; 0 is a value, not "none"):
  *
  *     swap original=3 pin=0 learned-rotational=5
+ *
+ * A "more" line holds the keys added since version 1 (seen=: when the device
+ * was last there, seconds since the epoch). The release before version 2
+ * dropped a whole line for one key it did not know, and skips a line it does
+ * not know with a warning: on their own line, the new keys cost it nothing
+ * of the device line, pin and original included.
+ *
+ * What this release does not know is kept and written back as it was: a
+ * line whose first word is unknown, a key that is unknown (on its line). A
+ * bad value loses that key only.
  *
  * Identities are escaped: bytes outside printable ASCII, blanks and "\" are
  * written as \xHH. Lines starting with "#" are comments.
@@ -41,6 +53,10 @@ typedef struct RaStateEntry {
         uint32_t original_kb;    /* read_ahead_kb before radaemon first wrote it... */
         bool has_original;       /* ...when known (0 is a value someone may have set) */
         RaCalib calib;           /* what a calibration measured; calib.when 0: never calibrated */
+        uint64_t seen;           /* when the device was last there, in seconds; 0: not known yet */
+        char *unknown;           /* keys of a later release on the "device" line, as they were; NULL: none */
+        char *unknown_more;      /* ...and on the "more" line */
+        unsigned lines_read;     /* while a file is parsed: its lines read so far (ra-state-text.c) */
 } RaStateEntry;
 
 /* vm.page-cluster; -1 for "none" in the ints. */
@@ -55,27 +71,57 @@ typedef struct RaStateSwap {
 typedef struct RaState {
         RaStateEntry *entries;
         size_t n_entries;
+        /* entries by identity: slot i holds an index + 1, 0 when free (ra-state.c) */
+        size_t *index;
+        size_t index_size;
         /*
          * Restore() put every disk back: radaemon and its udev helper write
          * nothing until a reload ends it. A line "restored" in the file.
          */
         bool restored;
         RaStateSwap swap;
+        char *unknown_swap;   /* keys of a later release on the "swap" line */
+        char **unknown_lines; /* lines of a later release, as they were */
+        unsigned version;     /* of the file read; 0: none given (before version 2) */
 } RaState;
+
+/* The format this release writes. */
+#define RA_STATE_VERSION 2u
+
+/* Entries beyond this are forgotten, the oldest unpinned first (ra_state_forget()). */
+#define RA_STATE_MAX_ENTRIES 10000u
 
 int ra_state_new(RaState **ret);
 RaState *ra_state_free(RaState *s);
 RA_DEFINE_CLEANUP(RaState, ra_state_free)
 
 /*
- * Parses the text of a state file into s. A bad line is reported in *errors
- * as "line N: message" and skipped, so one bad line loses one device, not
- * all of them; the return is -EINVAL when there was any.
+ * Parses the text of a state file into s, in time linear in its length. A
+ * bad value is reported in *errors as "line N: message" and dropped, its
+ * line kept; a line that cannot be read at all (no identity, a NUL byte) is
+ * skipped. The return is -EINVAL when there was any.
  */
 int ra_state_parse(RaState *s, const char *text, size_t len, char ***errors);
 
+/* The same, reading only the entries of identities (NULL-terminated): see ra_state_load_only(). */
+int ra_state_parse_only(RaState *s, const char *text, size_t len, const char *const *only, char ***errors);
+
 /* Reads <dir>/state; a missing file is an empty state. */
 int ra_state_load(RaState *s, const char *dir, char ***errors);
+
+/*
+ * The same, reading only the entries of identities (NULL-terminated), the
+ * swap line and "restored": for a reader that never saves, such as the udev
+ * helper, and needs one device of many thousands.
+ */
+int ra_state_load_only(RaState *s, const char *dir, const char *const *identities, char ***errors);
+
+/*
+ * Removes the temporary files a crash during ra_state_save() left behind, and
+ * makes an existing file readable by its owner only (it names serials and
+ * mount points). For the one process that saves, at its start.
+ */
+int ra_state_tidy(const char *dir);
 
 /* The text ra_state_parse() reads back: only what is meant to last. */
 int ra_state_format(const RaState *s, char **ret);
@@ -89,8 +135,37 @@ int ra_state_format(const RaState *s, char **ret);
  */
 int ra_state_save(const RaState *s, const char *dir, bool *ret_replaced);
 
+/* identity as the file writes it: printable ASCII, which any client can show. */
+int ra_state_escape_identity(const char *identity, char **ret);
+
 RaStateEntry *ra_state_find(const RaState *s, const char *identity);
 int ra_state_ensure(RaState *s, const char *identity, RaStateEntry **ret);
+
+/*
+ * identity's device is there at now (seconds since the epoch). What was seen
+ * moves by a day or more at a time: returns 1 when it moved and the entry is
+ * one written to the file (worth a save), 0 otherwise.
+ */
+int ra_state_touch(RaState *s, const char *identity, uint64_t now);
+
+/*
+ * Forgets what is worth keeping no more: an entry not seen for max_age
+ * seconds (0: kept however old), then the oldest while there are more than
+ * max_entries. A pinned entry is never forgotten. An entry not known to be
+ * seen (from a file before version 2) counts as seen at now. Sets
+ * *ret_expired and *ret_dropped (may be NULL) to the number forgotten for
+ * each reason.
+ */
+void ra_state_forget(RaState *s, uint64_t now, uint64_t max_age, size_t max_entries, size_t *ret_expired,
+                     size_t *ret_dropped);
+
+/*
+ * Whether e is written to the file. A file system mounted under /tmp,
+ * /var/tmp, /run/user or /dev/shm (an AppImage's FUSE mount in
+ * /tmp/.mount_XXXXXX) gets a new identity at every mount: its original is
+ * kept for this run only, unless it is pinned or learned.
+ */
+bool ra_state_entry_is_stored(const RaStateEntry *e);
 
 /* The pin in force for identity: this run's, else the stored one; 0 for none. */
 uint32_t ra_state_pin(const RaState *s, const char *identity);
@@ -119,6 +194,10 @@ struct RaDeviceAttrs;
  * copy, which it never saves, so it decides with what radaemon will keep.
  */
 int ra_state_carry_over(RaState *s, const struct RaDeviceAttrs *a, const char *identity);
+
+/* An empty swap line (-1 everywhere), and whether w is one. */
+void ra_state_swap_init(RaStateSwap *w);
+bool ra_state_swap_is_empty(const RaStateSwap *w);
 
 /* The page-cluster pin in force: this run's, else the stored one; -1 for none. */
 int ra_state_swap_pin(const RaState *s);

@@ -332,6 +332,36 @@ static int method_restore(sd_bus_message *msg, void *userdata, sd_bus_error *err
         return sd_bus_reply_method_return(msg, "u", n);
 }
 
+static bool identity_is_present(const Manager *m, const char *identity) {
+        for (size_t i = 0; i < m->n_disks; i++)
+                if (ra_streq(m->disks[i]->identity, identity))
+                        return true;
+        return false;
+}
+
+/* Pins that never expire, so that they cannot be forgotten either: those of devices not there. */
+static int property_get_absent_pins(sd_bus *bus, const char *path, const char *interface,
+                                    const char *property, sd_bus_message *reply, void *userdata,
+                                    sd_bus_error *error) {
+        Manager *m = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(su)");
+        for (size_t i = 0; r >= 0 && i < m->state->n_entries; i++) {
+                const RaStateEntry *e = &m->state->entries[i];
+                _cleanup_free_ char *identity = NULL;
+
+                if (e->pin_kb == 0 || identity_is_present(m, e->identity))
+                        continue;
+                r = ra_state_escape_identity(e->identity, &identity);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "(su)", identity, e->pin_kb);
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
 static int property_get_state_error(sd_bus *bus, const char *path, const char *interface,
                                     const char *property, sd_bus_message *reply, void *userdata,
                                     sd_bus_error *error) {
@@ -373,6 +403,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Mode", "s", property_get_mode, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("StateError", "s", property_get_state_error, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("AbsentPins", "a(su)", property_get_absent_pins, 0, 0),
         SD_BUS_PROPERTY("Evidence", "s", property_get_evidence, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("LearningOff", "s", property_get_learning_off, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

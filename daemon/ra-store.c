@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "ra-log.h"
 #include "ra-store.h"
@@ -61,10 +62,15 @@ int ra_store_load(Manager *m) {
 
         if (mkdir(m->state_dir, 0755) < 0 && errno != EEXIST)
                 log_warning_errno(errno, "Cannot create %s, nothing will be stored: %m", m->state_dir);
+        r = ra_state_tidy(m->state_dir);
+        if (r < 0)
+                log_warning_errno(
+                        r, "Cannot tidy %s (the temporary files of an interrupted save, %s's mode): %m",
+                        m->state_dir, RA_STATE_FILE);
 
         r = ra_state_load(m->state, m->state_dir, &errors);
         for (size_t i = 0; errors && errors[i]; i++)
-                log_warning("%s/%s: %s; that line is skipped.", m->state_dir, RA_STATE_FILE, errors[i]);
+                log_warning("%s/%s: %s; ignored.", m->state_dir, RA_STATE_FILE, errors[i]);
         if (r == -ENOMEM)
                 return r;
         if (r < 0 && r != -EINVAL)
@@ -75,6 +81,49 @@ int ra_store_load(Manager *m) {
                 log_notice("The disks were restored to their values before radaemon; observing until a "
                            "reload.");
         return 0;
+}
+
+/*
+ * Before this, the clock was not set yet (no RTC, no NTP yet): 0, which
+ * neither ages nor refreshes anything. 2025-01-01.
+ */
+#define CLOCK_SET_AFTER 1735689600u
+
+static uint64_t now_seconds(void) {
+        time_t t = time(NULL);
+
+        return t > (time_t) CLOCK_SET_AFTER ? (uint64_t) t : 0;
+}
+
+/*
+ * Keeps the file bounded: what was not seen for forget_after_days, then the
+ * oldest beyond RA_STATE_MAX_ENTRIES. Only once every device present was
+ * found (ready): those are seen now, however long they have been there.
+ * Returns how many were forgotten.
+ */
+static size_t forget(Manager *m) {
+        uint64_t now = now_seconds();
+        size_t expired, dropped;
+
+        if (!m->ready || now == 0)
+                return 0;
+        for (size_t i = 0; i < m->n_disks; i++) {
+                RaStateEntry *e =
+                        m->disks[i]->identity ? ra_state_find(m->state, m->disks[i]->identity) : NULL;
+
+                if (e)
+                        e->seen = now;
+        }
+
+        ra_state_forget(m->state, now, (uint64_t) m->config->forget_after_days * 24 * 60 * 60,
+                        RA_STATE_MAX_ENTRIES, &expired, &dropped);
+        if (expired > 0)
+                log_info("Forgot %zu device identit%s not seen for %" PRIu32 " days (forget_after_days).",
+                         expired, expired == 1 ? "y" : "ies", m->config->forget_after_days);
+        if (dropped > 0)
+                log_notice("Forgot the %zu oldest device identit%s, to keep %u at most; pins are kept.",
+                           dropped, dropped == 1 ? "y" : "ies", RA_STATE_MAX_ENTRIES);
+        return expired + dropped;
 }
 
 /*
@@ -116,7 +165,13 @@ int ra_store_save(Manager *m, bool *ret_replaced) {
         return r;
 }
 
+/*
+ * Forgetting moves entries: here, where no caller holds one, rather than in
+ * ra_store_save(), which a pin calls with its entry in hand.
+ */
 int ra_store_flush(Manager *m) {
+        if (forget(m) > 0)
+                m->state_dirty = true;
         return m->state_dirty ? ra_store_save(m, NULL) : 0;
 }
 
@@ -245,6 +300,11 @@ void ra_store_remember_original(Manager *m, const RaDisk *d) {
                 m->state_dirty = m->original_unsaved = true;
         else if (r < 0)
                 log_warning_errno(r, "%s: cannot remember the original value: %m", d->name);
+
+        /* Seen: kept for forget_after_days from now. A day's difference is worth a save. */
+        if (d->attrs.size_bytes > 0 && now_seconds() > 0 &&
+            ra_state_touch(m->state, d->identity, now_seconds()) > 0)
+                m->state_dirty = true;
 }
 
 void ra_store_set_original(Manager *m, const char *identity, uint32_t kb) {

@@ -23,7 +23,12 @@ int ra_store_load(Manager *m);
  */
 int ra_store_save(Manager *m, bool *ret_replaced);
 
-/* Saves the state if anything waits to be saved. */
+/*
+ * Forgets the identities not seen for forget_after_days and those past
+ * RA_STATE_MAX_ENTRIES (the oldest first; never a pinned one), once every
+ * device present was found; then saves the state if anything waits to be
+ * saved. Entries move: no RaStateEntry pointer survives it.
+ */
 int ra_store_flush(Manager *m);
 
 /*

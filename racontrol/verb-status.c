@@ -49,6 +49,44 @@ static void print_table(const RcDevice *devices, size_t n, const char *mode, con
                        state_error);
 }
 
+/*
+ * The stored pins of devices that are not there (radaemon never forgets
+ * them), after the table or as a JSON array. A radaemon without AbsentPins
+ * has none to tell.
+ */
+static int print_absent_pins(RcContext *c, bool json) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *identity;
+        uint32_t kb;
+        size_t n = 0;
+        int r;
+
+        r = sd_bus_get_property(c->bus, RA_BUS_NAME, RA_BUS_PATH, RA_BUS_MANAGER_INTERFACE, "AbsentPins",
+                                &error, &reply, "a(su)");
+        if (r < 0 && !sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_PROPERTY))
+                return rc_report_error("reading the pins of absent devices", &error, r);
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(su)");
+        if (json)
+                putchar('[');
+        while (r >= 0 && (r = sd_bus_message_read(reply, "(su)", &identity, &kb)) > 0) {
+                if (json) {
+                        fputs(n > 0 ? ",{\"identity\":" : "{\"identity\":", stdout);
+                        rc_json_string(identity);
+                        printf(",\"pin_kb\":%" PRIu32 "}", kb);
+                } else
+                        printf("%s  %s: %" PRIu32 " KiB\n", n == 0 ? "\nPinned, not present:\n" : "",
+                               identity, kb);
+                n++;
+        }
+        if (json)
+                putchar(']');
+        if (r < 0 && reply)
+                return rc_report_error("reading the pins of absent devices", &error, r);
+        return 0;
+}
+
 int verb_status(RcContext *c, char **args) {
         _cleanup_free_ char *version = NULL, *mode = NULL, *state_error = NULL, *evidence = NULL,
                             *learning_off = NULL;
@@ -77,6 +115,8 @@ int verb_status(RcContext *c, char **args) {
                 rc_json_string(evidence);
                 fputs(",\"learning_off\":", stdout);
                 rc_json_string(learning_off);
+                fputs(",\"absent_pins\":", stdout);
+                r = print_absent_pins(c, true);
                 fputs(",\"devices\":[", stdout);
                 for (size_t i = 0; i < n; i++) {
                         if (i > 0)
@@ -84,11 +124,14 @@ int verb_status(RcContext *c, char **args) {
                         rc_json_device(&devices[i]);
                 }
                 fputs("],\"swap\":", stdout);
-                r = rc_swap_status(c, true);
+                if (rc_swap_status(c, true) != 0)
+                        r = RC_EXIT_FAILURE;
                 fputs("}\n", stdout);
         } else {
                 print_table(devices, n, mode, state_error, learning_off);
-                r = rc_swap_status(c, false);
+                r = print_absent_pins(c, false);
+                if (rc_swap_status(c, false) != 0)
+                        r = RC_EXIT_FAILURE;
         }
 
         for (size_t i = 0; i < n; i++)

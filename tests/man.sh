@@ -91,8 +91,8 @@ covers racontrol.1 "${kinds[@]}" "${bdi_kinds[@]}"
 covers radaemon.8 "${bdi_kinds[@]}" "${identities[@]}"
 ra_ok "every kind (${kinds[*]}), bdi kind (${bdi_kinds[*]}) and bdi identity (${identities[*]})"
 
-mapfile -t state_keys < <(grep -ohE 'strncmp\(word, "[a-z_]+=",' "$RA_SRCDIR/common/ra-state.c" | sed 's/.*"\(.*\)",/\1/')
-((${#state_keys[@]} >= 3)) || ra_fail "cannot read the keys of the state file from common/ra-state.c"
+mapfile -t state_keys < <(grep -ohE 'strncmp\(word, "[a-z_]+=",' "$RA_SRCDIR"/common/ra-state*.c | sed 's/.*"\(.*\)",/\1/')
+((${#state_keys[@]} >= 3)) || ra_fail "cannot read the keys of the state file from common/ra-state*.c"
 covers radaemon.8 "${state_keys[@]}"
 mapfile -t environment < <(grep -ohE 'getenv\("[A-Z_]+"\)' "$RA_SRCDIR"/daemon/*.c | sed 's/getenv("\(.*\)")/\1/' | sort -u)
 ((${#environment[@]} >= 2)) || ra_fail "cannot read the environment variables from daemon/*.c"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Pins set with racontrol survive a daemon restart and a re-plug of the same
-# device (same backing file, another loop device); racontrol auto hands the
-# device back; --runtime pins last only until the daemon stops.
+# device (same backing file, another loop device), and are listed by racontrol
+# status while the device is away; racontrol auto hands the device back;
+# --runtime pins last only until the daemon stops.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 ra_setup
@@ -54,6 +55,15 @@ ra_ok "restart: the stored pin is back, the runtime pin is gone"
 # Re-plug: the same backing file on another loop device brings its pin along.
 ra_remove_loop "$tiny"
 ra_wait_log "^$tiny: removed"
+# Absent, its pin is still listed, as pins are never forgotten.
+out=$("$RACONTROL" status) || ra_fail "racontrol status failed: $out"
+grep -qxF "  loop:$T/tiny.img: 64 KiB" <<<"$out" || ra_fail "status does not list the absent device's pin: $out"
+"$RACONTROL" status --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["absent_pins"] == [{"identity": "loop:" + sys.argv[1] + "/tiny.img", "pin_kb": 64}], d["absent_pins"]' "$T" ||
+	ra_fail "status --json does not list the absent device's pin"
+ra_ok "absent: racontrol status lists the pin of $T/tiny.img"
 ra_new_loop tiny 505K "$replug"
 [[ $LOOP == "loop$replug" ]] || ra_fail "expected loop$replug, got $LOOP"
 ra_wait_kb "loop$replug" 64
@@ -73,9 +83,13 @@ ra_ok "auto: the pin is cleared for good"
 
 # The state file holds each device once, its original value, and only the stored pins.
 "$RACONTROL" set "$big" 1024 >/dev/null || ra_fail "set failed"
-grep -v '^#' "$T/state/state" | sort >"$T/state.lines"
-printf '%s\n' "device loop:$T/big.img original=2560 pin=1024" "device loop:$T/tiny.img original=2560" >"$T/state.want"
+grep -v -e '^#' -e '^more ' "$T/state/state" | sort >"$T/state.lines"
+printf '%s\n' "device loop:$T/big.img original=2560 pin=1024" "device loop:$T/tiny.img original=2560" "version 2" >"$T/state.want"
 diff -u "$T/state.want" "$T/state.lines" || ra_fail "unexpected state file"
+# When each was last seen, on a line of its own.
+for img in big tiny; do
+	grep -qE "^more loop:$T/$img.img seen=[0-9]+$" "$T/state/state" || ra_fail "no seen= for $img.img: $(cat "$T/state/state")"
+done
 compgen -G "$T/state/.state.*" >/dev/null && ra_fail "a temporary state file was left behind"
 ra_ok "the state file holds exactly the stored pins"
 

@@ -57,6 +57,7 @@ START_TEST(test_defaults) {
         ck_assert_uint_eq(c->bounds.min_kb, 4);
         ck_assert_uint_eq(c->bounds.max_kb, 8192);
         ck_assert(!c->restore_on_exit);
+        ck_assert_uint_eq(c->forget_after_days, 365);
         ck_assert_int_eq(c->external, RA_EXTERNAL_YIELD);
 
         ck_assert(ra_config_manages(c, "sda"));
@@ -81,6 +82,7 @@ START_TEST(test_good_file) {
                        "interval_ms = 250\n"
                        "state_dir = /tmp/ra-state\n"
                        "restore_on_exit = yes\n"
+                       "forget_after_days = 0\n"
                        "\n"
                        "[policy]\n"
                        "min_kb = 16\n"
@@ -99,6 +101,7 @@ START_TEST(test_good_file) {
         ck_assert_uint_eq(c->interval_ms, 250);
         ck_assert_str_eq(c->state_dir, "/tmp/ra-state");
         ck_assert(c->restore_on_exit);
+        ck_assert_uint_eq(c->forget_after_days, 0);
         ck_assert_int_eq(c->external, RA_EXTERNAL_REASSERT);
 
         ck_assert(ra_config_manages(c, "sda"));
@@ -134,6 +137,7 @@ START_TEST(test_shipped_file) {
         ck_assert_uint_eq(c->bounds.min_kb, defaults->bounds.min_kb);
         ck_assert_uint_eq(c->bounds.max_kb, defaults->bounds.max_kb);
         ck_assert_int_eq(c->restore_on_exit, defaults->restore_on_exit);
+        ck_assert_uint_eq(c->forget_after_days, defaults->forget_after_days);
         ck_assert_int_eq(c->external, defaults->external);
         ck_assert_uint_eq(ra_strv_length(c->ignore), ra_strv_length(defaults->ignore));
         ck_assert_uint_eq(ra_strv_length(c->bdis), 1);
@@ -198,12 +202,14 @@ END_TEST
 START_TEST(test_bad_choices) {
         _cleanup_(ra_config_freep) RaConfig *c = NULL;
         _cleanup_(ra_strv_freep) char **errors = NULL;
-        const unsigned lines[] = { 2, 4 };
+        const unsigned lines[] = { 2, 4, 6, 7 };
 
         ck_assert_int_eq(parse_text("[daemon]\n"
                                     "restore_on_exit = maybe\n"
                                     "[policy]\n"
-                                    "external_changes = fight\n",
+                                    "external_changes = fight\n"
+                                    "[daemon]\nforget_after_days = 36501\n"
+                                    "forget_after_days = -1\n",
                                     &c, &errors),
                          -EINVAL);
         assert_error_lines(errors, lines, ELEMENTSOF(lines));
@@ -211,6 +217,9 @@ START_TEST(test_bad_choices) {
                 strstr(errors[0], "restore_on_exit must be a boolean (yes or no), not 'maybe'"));
         ck_assert_ptr_nonnull(
                 strstr(errors[1], "external_changes must be 'yield' or 'reassert', not 'fight'"));
+        ck_assert_ptr_nonnull(
+                strstr(errors[2], "forget_after_days must be a number of days from 0 (never) to 36500"));
+        ck_assert_uint_eq(c->forget_after_days, 365);
         ck_assert_str_eq(ra_external_to_string(RA_EXTERNAL_REASSERT), "reassert");
 }
 END_TEST

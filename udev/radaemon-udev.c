@@ -111,8 +111,9 @@ static int load_config(RaConfig **ret) {
         return r;
 }
 
-/* The stored pins; a state that cannot be read costs the pins, not the value. */
-static RaState *load_state(const char *dir) {
+/* What is stored for identity and old_identity (may be NULL) only: this runs on every block event.
+ * A state that cannot be read costs the pins, not the value. */
+static RaState *load_state(const char *dir, const char *identity, const char *old_identity) {
         _cleanup_(ra_strv_freep) char **errors = NULL;
         RaState *s = NULL;
         int r;
@@ -120,10 +121,9 @@ static RaState *load_state(const char *dir) {
         if (ra_state_new(&s) < 0)
                 return NULL;
 
-        r = ra_state_load(s, dir, &errors);
+        r = ra_state_load_only(s, dir, (const char *const[]){ identity, old_identity, NULL }, &errors);
         for (size_t i = 0; errors && errors[i]; i++)
-                fprintf(stderr, "radaemon-udev: %s/%s: %s; that line is skipped.\n", dir, RA_STATE_FILE,
-                        errors[i]);
+                fprintf(stderr, "radaemon-udev: %s/%s: %s; ignored.\n", dir, RA_STATE_FILE, errors[i]);
         if (r < 0 && r != -EINVAL)
                 fprintf(stderr, "radaemon-udev: cannot read %s/%s, deciding without stored pins: %s\n", dir,
                         RA_STATE_FILE, strerror(-r));
@@ -195,17 +195,19 @@ static const char *event_name(void) {
 static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *ret, bool *ret_restored) {
         _cleanup_(ra_state_freep) RaState *state = NULL;
         _cleanup_(ra_stack_freep) RaStack *stack = NULL;
-        _cleanup_free_ char *identity = NULL, *bad = NULL;
+        _cleanup_free_ char *identity = NULL, *old_identity = NULL, *bad = NULL;
         _cleanup_free_ uint32_t *leaf_kb = NULL;
         struct udev *udev = NULL;
         RaSettings settings;
         int r, stack_read;
 
         r = ra_device_identity(a, &identity);
+        if (r >= 0) /* ...and the one radaemon carries over to it */
+                r = ra_device_old_identity(a, &old_identity);
         if (r < 0)
                 return r;
 
-        state = load_state(config->state_dir);
+        state = load_state(config->state_dir, identity, old_identity);
         if (!state)
                 return -ENOMEM;
         /* As radaemon will move it; only in this copy, as the helper never writes the state. */
@@ -259,7 +261,7 @@ static int decide_bdi(const RaConfig *config, const RaBdi *b, const uint32_t *be
         if (r < 0)
                 return r;
 
-        state = load_state(config->state_dir);
+        state = load_state(config->state_dir, identity, NULL);
         if (!state)
                 return -ENOMEM;
 

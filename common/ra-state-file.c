@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The state file (ra-state.h): its text written, and the file read and saved. */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ra-state.h"
+#include "ra-swap.h"
+#include "ra-util.h"
+
+/*
+ * Far more than RA_STATE_MAX_ENTRIES need, even with long mount points; a
+ * bigger file is not ours. Parsing it takes time linear in its size.
+ */
+#define STATE_MAX_BYTES (64u * 1024 * 1024)
+
+static int format_unknown(const char *words, FILE *f) {
+        if (words && fprintf(f, " %s", words) < 0)
+                return -EIO;
+        return 0;
+}
+
+static int format_swap(const RaState *s, FILE *f) {
+        const RaStateSwap *w = &s->swap;
+
+        if (ra_state_swap_is_empty(w) && !s->unknown_swap)
+                return 0;
+
+        if (fputs("swap", f) == EOF)
+                return -EIO;
+        if (w->has_original && fprintf(f, " original=%d", w->original) < 0)
+                return -EIO;
+        if (w->pin >= 0 && fprintf(f, " pin=%d", w->pin) < 0)
+                return -EIO;
+        for (size_t i = 0; i < ELEMENTSOF(w->learned); i++)
+                if (w->learned[i] >= 0 &&
+                    fprintf(f, " learned-%s=%d", ra_swap_class_to_string((RaSwapClass) i), w->learned[i]) <
+                            0)
+                        return -EIO;
+        if (format_unknown(s->unknown_swap, f) < 0)
+                return -EIO;
+        return fputc('\n', f) == EOF ? -EIO : 0;
+}
+
+/* The "device" line, with what the release before version 2 knows, and the "more" line. */
+static int format_entry(const RaStateEntry *e, FILE *f) {
+        _cleanup_free_ char *identity = NULL;
+        int r;
+
+        r = ra_state_escape_identity(e->identity, &identity);
+        if (r < 0)
+                return r;
+        if (fprintf(f, "device %s", identity) < 0)
+                return -EIO;
+        if (e->has_original && fprintf(f, " original=%" PRIu32, e->original_kb) < 0)
+                return -EIO;
+        if (e->pin_kb > 0 && fprintf(f, " pin=%" PRIu32, e->pin_kb) < 0)
+                return -EIO;
+        if (e->learned_kb > 0 && fprintf(f, " learned=%" PRIu32, e->learned_kb) < 0)
+                return -EIO;
+        if (e->calib.when > 0) {
+                char calib[RA_CALIB_TEXT_MAX];
+
+                r = ra_calib_format(&e->calib, calib, sizeof(calib));
+                if (r < 0)
+                        return r;
+                if (fprintf(f, " calibrated=%s", calib) < 0)
+                        return -EIO;
+        }
+        if (format_unknown(e->unknown, f) < 0 || fputc('\n', f) == EOF)
+                return -EIO;
+
+        if (e->seen == 0 && !e->unknown_more)
+                return 0;
+        if (fprintf(f, "more %s", identity) < 0)
+                return -EIO;
+        if (e->seen > 0 && fprintf(f, " seen=%" PRIu64, e->seen) < 0)
+                return -EIO;
+        if (format_unknown(e->unknown_more, f) < 0 || fputc('\n', f) == EOF)
+                return -EIO;
+        return 0;
+}
+
+int ra_state_format(const RaState *s, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+        int r = 0;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+
+        if (fprintf(f,
+                    "# radaemon state: original, pinned and learned values per device identity.\n"
+                    "version %u\n",
+                    RA_STATE_VERSION) < 0)
+                r = -EIO;
+        if (r == 0 && s->restored && fputs("restored\n", f) == EOF)
+                r = -EIO;
+
+        if (r == 0)
+                r = format_swap(s, f);
+
+        for (size_t i = 0; r == 0 && i < s->n_entries; i++)
+                if (ra_state_entry_is_stored(&s->entries[i]))
+                        r = format_entry(&s->entries[i], f);
+
+        for (size_t i = 0; r == 0 && s->unknown_lines && s->unknown_lines[i]; i++)
+                if (fprintf(f, "%s\n", s->unknown_lines[i]) < 0)
+                        r = -EIO;
+
+        if (fclose(f) != 0 && r == 0)
+                r = -ENOMEM;
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+static int read_state(const char *dir, char **ret, size_t *ret_len) {
+        _cleanup_close_ int dfd = -1, fd = -1;
+        _cleanup_free_ char *text = NULL;
+        struct stat st;
+        size_t len = 0;
+
+        *ret = NULL;
+        *ret_len = 0;
+        dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+
+        fd = openat(dfd, RA_STATE_FILE, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EBADF;
+        if ((uint64_t) st.st_size > STATE_MAX_BYTES)
+                return -EFBIG;
+
+        text = malloc((size_t) st.st_size + 1);
+        if (!text)
+                return -ENOMEM;
+
+        while (len < (size_t) st.st_size) {
+                ssize_t n = read(fd, text + len, (size_t) st.st_size - len);
+
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+
+        *ret = TAKE_PTR(text);
+        *ret_len = len;
+        return 0;
+}
+
+int ra_state_load_only(RaState *s, const char *dir, const char *const *identities, char ***errors) {
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r;
+
+        r = read_state(dir, &text, &len);
+        if (r < 0 || !text)
+                return r;
+        return ra_state_parse_only(s, text, len, identities, errors);
+}
+
+int ra_state_load(RaState *s, const char *dir, char ***errors) {
+        return ra_state_load_only(s, dir, NULL, errors);
+}
+
+static int write_all(int fd, const char *buf, size_t len) {
+        while (len > 0) {
+                ssize_t n = write(fd, buf, len);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                buf += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+/* ".state.XXXXXX", as ra_state_save() names its temporary file. */
+static bool is_temporary(const char *name) {
+        size_t n = strlen(RA_STATE_FILE);
+
+        return name[0] == '.' && strncmp(name + 1, RA_STATE_FILE, n) == 0 && name[1 + n] == '.' &&
+               strlen(name + 2 + n) == 6;
+}
+
+static int remove_temporary(int dfd) {
+        _cleanup_close_ int fd = -1;
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        d = fdopendir(fd);
+        if (!d)
+                return negative_errno();
+        TAKE_FD(fd);
+
+        while ((errno = 0, de = readdir(d)))
+                if (is_temporary(de->d_name) && unlinkat(dfd, de->d_name, 0) < 0 && errno != ENOENT)
+                        r = negative_errno();
+        if (errno != 0)
+                r = negative_errno();
+        closedir(d);
+        return r;
+}
+
+int ra_state_tidy(const char *dir) {
+        _cleanup_close_ int dfd = -1, fd = -1;
+        struct stat st;
+        int r;
+
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+
+        r = remove_temporary(dfd);
+
+        fd = openat(dfd, RA_STATE_FILE, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        if (fd < 0)
+                return errno == ENOENT ? r : negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (S_ISREG(st.st_mode) && (st.st_mode & 0077) != 0 && fchmod(fd, st.st_mode & 0700) < 0)
+                return negative_errno();
+        return r;
+}
+
+int ra_state_save(const RaState *s, const char *dir, bool *ret_replaced) {
+        _cleanup_free_ char *text = NULL, *tmp = NULL, *path = NULL;
+        _cleanup_close_ int dfd = -1, fd = -1;
+        int r;
+
+        if (ret_replaced)
+                *ret_replaced = false;
+
+        r = ra_state_format(s, &text);
+        if (r < 0)
+                return r;
+
+        if (asprintf(&tmp, "%s/.%s.XXXXXX", dir, RA_STATE_FILE) < 0 ||
+            asprintf(&path, "%s/%s", dir, RA_STATE_FILE) < 0)
+                return -ENOMEM;
+
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return negative_errno();
+
+        /* What an earlier save left when it was cut short; this one is the only one under way. */
+        (void) remove_temporary(dfd);
+
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+
+        /* It names serials and other users' mount points. */
+        r = write_all(fd, text, strlen(text));
+        if (r >= 0 && fchmod(fd, 0600) < 0)
+                r = negative_errno();
+        if (r >= 0 && fsync(fd) < 0)
+                r = negative_errno();
+        if (r >= 0 && close(TAKE_FD(fd)) < 0)
+                r = negative_errno();
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = negative_errno();
+        if (r < 0) {
+                (void) unlink(tmp);
+                return r;
+        }
+
+        /* The rename is durable only once the directory is. */
+        if (ret_replaced)
+                *ret_replaced = true;
+        if (fsync(dfd) < 0)
+                return negative_errno();
+        return 0;
+}
