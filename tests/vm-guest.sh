@@ -1,12 +1,14 @@
 #!/bin/bash
 # The inside of tests/vm.sh: run by the guest's systemd (ra-vm-run.service)
-# from the folder the host shares at /mnt/host, on Debian 12's own kernel,
-# with the guest's real udevd, lvm2, cryptsetup, mdadm and nfs-kernel-server.
+# from the folder the host shares at /mnt/host, on the Debian release's own
+# kernel (12's 6.1 or 13's 6.12), with the guest's real systemd, udevd, lvm2,
+# cryptsetup, mdadm and nfs-kernel-server.
 # It installs the radaemon package built from the tree under test, builds
 # each stack users run, and checks what the udev helper wrote, what radaemon
 # decided and what sysfs holds. Every check is written to /mnt/host/results
 # as "ok: ..." or "FAIL: ...", and the run goes on after a failure, so that
-# one boot shows every defect; "table: ..." lines are the README's table.
+# one boot shows every defect; "table: ..." lines are the README's table,
+# "table-lie: ..." lines docs/devices-that-lie.md's.
 # The first boot ends in a reboot (phase 2 checks what survives it), the
 # second in a power-off. The host reads the results after qemu exits.
 
@@ -99,12 +101,37 @@ table_row() {
 }
 
 hdd() { serial_dev "$1"; }
+
+# unit_checks: the installed unit under this release's systemd. systemd-analyze
+# verify finds no error or warning in it (what it says of other units is
+# noted); systemd-analyze security's table is kept in the results; systemd
+# logged no unknown or ignored setting of it while loading it.
+unit_checks() {
+	local v unit said mine exposure loaded
+	v=$(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')
+	unit=$(systemctl show -P FragmentPath radaemon.service)
+	said=$(systemd-analyze verify "$unit" 2>&1)
+	mine=$(grep -i radaemon <<<"$said" || true)
+	[[ -z $mine ]] && ok "systemd $v: systemd-analyze verify $unit: no error or warning" ||
+		fail "systemd $v: systemd-analyze verify $unit: $(tr '\n' ' ' <<<"$mine")"
+	[[ -z $said || -n $mine ]] || note "systemd $v: systemd-analyze verify, about other units: $(tr '\n' ' ' <<<"$said")"
+	systemd-analyze security --no-pager radaemon.service >"$H/security.txt" 2>&1
+	exposure=$(grep -o 'Overall exposure level for radaemon.service: .*' "$H/security.txt")
+	[[ -n $exposure ]] && ok "systemd $v: systemd-analyze security: $exposure" ||
+		fail "systemd $v: systemd-analyze security radaemon.service: $(tail -n 5 "$H/security.txt")"
+	sed "s/^/  security (systemd $v): /" "$H/security.txt" >>"$OUT"
+	loaded=$(journalctl -b --no-pager -o cat _PID=1 | grep -F radaemon.service | grep -iE 'unknown|ignor|invalid|fail|not supported|deprecated' || true)
+	[[ -z $loaded ]] && ok "systemd $v loaded radaemon.service without a warning" ||
+		fail "systemd $v warned loading radaemon.service: $(tr '\n' ' ' <<<"$loaded")"
+}
+
 # The root disk (vda, or vdb where the other virtio disk came first).
 rootdisk=$(kname "$(findmnt -no SOURCE /)")
 
 if [[ $phase == 1 ]]; then
 	: >"$OUT"
 	say "kernel: $(uname -r) ($(uname -v))"
+	say "release: Debian $(cat /etc/debian_version), $(systemctl --version | head -n1)"
 
 	# --- the kernel's events ------------------------------------------------------------
 	if ls /sys/kernel/tracing/events/readahead >/dev/null 2>&1; then
@@ -138,6 +165,7 @@ if [[ $phase == 1 ]]; then
 		finish poweroff
 	fi
 	ok "the package installed; radaemon active (the root disk $rootdisk was at $vda_before KiB)"
+	unit_checks
 	wait_for "[[ -n \$(prop $rootdisk target_kb) ]]" 30 || fail "radaemon does not show $rootdisk"
 	# A calibration on 6.1: direct reads of the virtio disk at idle priority, once it has been idle.
 	# qemu calls it rotational: it is measured only once it is awake, after a read of its own
@@ -394,6 +422,11 @@ else
 fi
 first=$(kname /dev/vgra/first)
 [[ $(kb "$first") != 768 ]] && ok "vgra/first ($first) did not take the pin" || fail "vgra/first ($first) took vgra/linear's pin"
+
+# --- devices that lie about themselves (scsi_debug), on this kernel ---------------------------
+# shellcheck source=tests/vm-lie.sh
+source "$H/lie"
+lie_cases
 
 # The package installed again: the root disk keeps its window.
 dpkg -i "$H"/pkg/radaemon_*.deb >>"$H/dpkg.log" 2>&1 || fail "dpkg -i again"
