@@ -110,7 +110,8 @@ unit_checks() {
 	local v unit said mine exposure loaded
 	v=$(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')
 	unit=$(systemctl show -P FragmentPath radaemon.service)
-	said=$(systemd-analyze verify "$unit" 2>&1)
+	# --man=no: the guest has no man-db; tests/man.sh checks the pages.
+	said=$(systemd-analyze verify --man=no "$unit" 2>&1)
 	mine=$(grep -i radaemon <<<"$said" || true)
 	[[ -z $mine ]] && ok "systemd $v: systemd-analyze verify $unit: no error or warning" ||
 		fail "systemd $v: systemd-analyze verify $unit: $(tr '\n' ' ' <<<"$mine")"
