@@ -47,6 +47,13 @@ wait_for() {
 }
 
 kname() { basename "$(readlink -f "$1")"; }
+# md_kname NAME: the kernel name of /dev/md/NAME, once udev has made the link
+# (mdadm --create returns before it: a loaded guest once read "r5").
+md_kname() {
+	udevadm settle
+	wait_for "[[ -e /dev/md/$1 ]]" 20
+	kname "/dev/md/$1"
+}
 kb() { cat "/sys/block/$1/queue/read_ahead_kb" 2>/dev/null || echo gone; }
 # prop DEV KEY: a field of racontrol show --json, empty when radaemon has no DEV.
 prop() {
@@ -251,7 +258,7 @@ if [[ $phase == 1 ]]; then
 	c=$(cursor)
 	mdadm --create /dev/md/r0 --run --level=0 --chunk=512 --raid-devices=2 \
 		"/dev/$(hdd ssd1)" "/dev/$(hdd ssd2)" >/dev/null 2>&1 || fail "mdadm --create raid0"
-	r0=$(kname /dev/md/r0)
+	r0=$(md_kname r0)
 	agree "md RAID0 over two SSDs, 512 KiB chunk" "$r0" "$c" && table_row "md RAID0 (2 SSDs, 512 KiB chunk)" "$r0"
 	# A write-intent bitmap, so that the member added again below recovers
 	# at once: Debian 12's mdadm made one on its own, Debian 13's does not
@@ -259,12 +266,12 @@ if [[ $phase == 1 ]]; then
 	c=$(cursor)
 	mdadm --create /dev/md/r1 --run --assume-clean --level=1 --bitmap=internal --raid-devices=2 \
 		"/dev/$(hdd r1a)" "/dev/$(hdd r1b)" >/dev/null 2>&1 || fail "mdadm --create raid1"
-	r1=$(kname /dev/md/r1)
+	r1=$(md_kname r1)
 	agree "md RAID1 over two 7200 rpm disks" "$r1" "$c" && table_row "md RAID1 (2 × 1 TiB 7200 rpm)" "$r1"
 	c=$(cursor)
 	mdadm --create /dev/md/r5 --run --assume-clean --level=5 --chunk=512 --raid-devices=3 \
 		"/dev/$(hdd r5a)" "/dev/$(hdd r5b)" "/dev/$(hdd r5c)" >/dev/null 2>&1 || fail "mdadm --create raid5"
-	r5=$(kname /dev/md/r5)
+	r5=$(md_kname r5)
 	agree "md RAID5 over three 7200 rpm disks" "$r5" "$c" && table_row "md RAID5 (3 × 1 TiB 7200 rpm, 512 KiB chunk)" "$r5"
 	say "state: md r5 identity $(prop "$r5" identity)"
 
