@@ -45,22 +45,19 @@ lie_set_delay() {
 
 # lie_stop LABEL DEV: systemctl stop radaemon, timed, into LIE_STOP (seconds).
 lie_stop() {
-	local t0=$EPOCHREALTIME
-	if timeout $((LIE_STOP_MAX * 3)) systemctl stop radaemon; then
-		LIE_STOP=$(awk "BEGIN { printf \"%.1f\", $EPOCHREALTIME - $t0 }")
-	else
-		LIE_STOP="over $((LIE_STOP_MAX * 3))"
-	fi
-	[[ $LIE_STOP != over* ]] && awk "BEGIN { exit !($LIE_STOP < $LIE_STOP_MAX) }" &&
+	local t0=$EPOCHREALTIME rc=0
+	timeout $((LIE_STOP_MAX * 3)) systemctl stop radaemon || rc=$?
+	LIE_STOP=$(awk "BEGIN { printf \"%.1f\", $EPOCHREALTIME - $t0 }")
+	((rc == 0)) && awk "BEGIN { exit !($LIE_STOP < $LIE_STOP_MAX) }" &&
 		ok "$1 ($2): systemctl stop radaemon took $LIE_STOP s" ||
-		fail "$1 ($2): systemctl stop radaemon took $LIE_STOP s (bound $LIE_STOP_MAX s): $(systemctl status --no-pager radaemon | tail -n 5)"
+		fail "$1 ($2): systemctl stop radaemon took $LIE_STOP s (bound $LIE_STOP_MAX s; exit $rc, 124 is timeout's): $(systemctl status --no-pager radaemon | tail -n 5)"
 }
 
 # lie_unload LABEL DEV: the disk deleted, then the module removed; nothing may
 # hold either.
 lie_unload() {
 	if [[ -n $2 && -e /sys/block/$2 ]]; then
-		echo 1 >"/sys/block/$2/device/delete"
+		timeout 60 sh -c "echo 1 >/sys/block/$2/device/delete" || fail "$1 ($2): deleting the disk took over 60 s"
 		udevadm settle --timeout=60
 	fi
 	if timeout 60 modprobe -r scsi_debug; then
@@ -79,7 +76,7 @@ lie_load() {
 	LIE_DEV=
 	LIE_CURSOR=$(cursor)
 	kmsg "load $product"
-	if ! modprobe scsi_debug inq_vendor=RADAEMON "inq_product=$product" "$@"; then
+	if ! timeout 120 modprobe scsi_debug inq_vendor=RADAEMON "inq_product=$product" "$@"; then
 		fail "$label: modprobe scsi_debug $*: $(dmesg | tail -n 5)"
 		return 1
 	fi
@@ -155,7 +152,7 @@ lie_case() {
 		local io_opt kernel_kb
 		io_opt=$(cat "/sys/block/$LIE_DEV/queue/optimal_io_size")
 		kernel_kb=$((io_opt * 2 / 1024))
-		((io_opt > 0 && $(kb "$LIE_DEV") < kernel_kb)) &&
+		[[ $(kb "$LIE_DEV") =~ ^[0-9]+$ ]] && ((io_opt > 0 && $(kb "$LIE_DEV") < kernel_kb)) &&
 			ok "$label ($LIE_DEV): the kernel's window for io_opt $io_opt (2 × io_opt, $kernel_kb KiB) did not stand: $(kb "$LIE_DEV") KiB" ||
 			fail "$label ($LIE_DEV): io_opt $io_opt, read_ahead_kb $(kb "$LIE_DEV") (the kernel's would be $kernel_kb)"
 		;;
@@ -209,7 +206,7 @@ lie_shared_wwn() {
 	racontrol set "$a" "$LIE_PIN" >/dev/null || fail "$label: racontrol set $a $LIE_PIN"
 	wait_for "[[ \$(prop $a source) == pinned ]]" 10 || fail "$label: the pin did not reach $a"
 	# Removed while radaemon runs: it lets go of the disk.
-	echo 1 >"/sys/block/$a/device/delete"
+	timeout 60 sh -c "echo 1 >/sys/block/$a/device/delete" || fail "$label: deleting $a took over 60 s"
 	udevadm settle --timeout=60
 	wait_for "[[ -z \$(prop $a target_kb) ]]" 20 && ok "$label: radaemon dropped $a when it was deleted" ||
 		fail "$label: radaemon still shows $a after its deletion"
