@@ -1,12 +1,15 @@
 #!/bin/bash
 # The package builds from its Build-Depends alone, as a distribution's build
-# root builds it. A clean Debian 12 root (mmdebstrap --variant=buildd: the
+# root builds it. A clean Debian root (mmdebstrap --variant=buildd: the
 # essential packages, apt and build-essential, nothing else) gets what
 # apt-get build-dep reads from debian/control, without Recommends; then
 # dpkg-buildpackage -us -uc -b builds the package, unit tests included, as an
 # unprivileged user. A library or tool that configure, the build or the unit
 # tests need and debian/control does not name fails here. tests/package.sh
 # cannot see one: it builds on this machine, where everything is installed.
+#
+# The release is RA_DEBIAN's: bookworm (Debian 12, the default) or trixie
+# (Debian 13); each has its own root, download cache and lock.
 #
 # The root is built once by mmdebstrap and kept in RA_IMAGE_CACHE
 # (/var/cache/radaemon-tests). Each run builds on an overlay over it, in a
@@ -15,11 +18,12 @@
 # downloads are kept beside the root, so a later run downloads only what
 # changed; they are installed afresh every time.
 #
-# ./run-tests runs this once, beside tests/package.sh: it downloads and
-# builds for minutes, which make check (run plain, with ASan and by
-# distcheck) should not do each time.
+# ./run-tests runs this once for each release, beside tests/package.sh: it
+# downloads and builds for minutes, which make check (run plain, with ASan
+# and by distcheck) should not do each time.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
+version=$(ra_debian_version)
 
 [[ $(id -u) == 0 ]] || ra_fail "needs root to build a root, mount an overlay and chroot"
 for tool in mmdebstrap unshare chroot; do
@@ -38,7 +42,7 @@ trap ra_cleanup EXIT
 cache=${RA_IMAGE_CACHE:-/var/cache/radaemon-tests}
 mkdir -p "$cache"
 # One run at a time builds the root and fills the download cache.
-exec 9>"$cache/bookworm-buildd.lock"
+exec 9>"$cache/$RA_DEBIAN-buildd.lock"
 flock 9
 ra_watchdog
 started=$SECONDS
@@ -47,11 +51,11 @@ started=$SECONDS
 # Rebuilt when missing, or when what this test puts into it changes (the
 # number in its name). mmdebstrap runs in namespaces of its own too: the
 # mounts it makes in the root cannot outlive it.
-image=$cache/bookworm-buildd-1
-debs=$cache/bookworm-buildd-debs
+image=$cache/$RA_DEBIAN-buildd-1
+debs=$cache/$RA_DEBIAN-buildd-debs
 builder=4243
 # shellcheck disable=SC2016 # $1 is mmdebstrap's: the root being built
-ra_cached_root "$image" "the Debian 12 build root" --variant=buildd \
+ra_cached_root "$image" "the Debian $version build root" --variant=buildd \
 	--customize-hook="chroot \"\$1\" groupadd --gid $builder builder" \
 	--customize-hook="chroot \"\$1\" useradd --create-home --uid $builder --gid $builder builder"
 mkdir -p "$debs/partial"
@@ -146,4 +150,4 @@ ra_ok "built $(basename "$deb") as user $builder in $(($(date +%s) - installed))
 if grep -q " $T/" /proc/self/mountinfo; then
 	ra_fail "still mounted: $(grep " $T/" /proc/self/mountinfo)"
 fi
-ra_ok "built from its Build-Depends alone in a clean Debian 12 root, $((SECONDS - started)) s in all"
+ra_ok "built from its Build-Depends alone in a clean Debian $version ($RA_DEBIAN) root, $((SECONDS - started)) s in all"

@@ -509,20 +509,37 @@ ra_cleanup() {
 	exit "$rc"
 }
 
-# ra_cached_root DIR WHAT MMDEBSTRAP_ARGS...: a Debian 12 root that
-# mmdebstrap builds into DIR once and later runs reuse: rebuilt only when
+# The Debian release the tests that build a root build it from (mmdebstrap,
+# tests/builddeps.sh, tests/vm.sh): RA_DEBIAN=bookworm (Debian 12, the
+# default) or trixie (Debian 13). ./run-tests runs those tests for both.
+RA_DEBIAN=${RA_DEBIAN:-bookworm}
+# ra_debian_version: the number of the release RA_DEBIAN names, for messages.
+ra_debian_version() {
+	case $RA_DEBIAN in
+	bookworm) echo 12 ;;
+	trixie) echo 13 ;;
+	*) ra_fail "RA_DEBIAN=$RA_DEBIAN: bookworm (Debian 12) or trixie (Debian 13)" ;;
+	esac
+}
+
+# ra_cached_root DIR WHAT MMDEBSTRAP_ARGS...: a root of RA_DEBIAN's release
+# that mmdebstrap builds into DIR once and later runs reuse: rebuilt only when
 # DIR lacks the stamp of a finished build (a test changes what goes in by
-# changing the number in DIR's name). mmdebstrap runs in namespaces of its
-# own, so nothing it mounts in the root outlives it (a /proc left mounted in
-# it was seen). WHAT names the root in messages.
+# changing the number in DIR's name). DIR's name starts with the release's
+# name, so that no root of one release is taken for the other's. mmdebstrap
+# runs in namespaces of its own, so nothing it mounts in the root outlives it
+# (a /proc left mounted in it was seen). WHAT names the root in messages.
 ra_cached_root() {
 	local dir=$1 what=$2 start=$SECONDS
 	shift 2
+	ra_debian_version >/dev/null
+	[[ $(basename "$dir") == "$RA_DEBIAN"-* ]] ||
+		ra_fail "the root $dir is not named for RA_DEBIAN=$RA_DEBIAN, the release it would be built from"
 	[[ ! -f $dir/.radaemon-test-image ]] || return 0
 	mkdir -p "$(dirname "$dir")"
 	rm -rf "$dir.tmp"
 	if ! unshare --mount --propagation private --pid --fork --kill-child \
-		mmdebstrap "$@" bookworm "$dir.tmp" >"$T/mmdebstrap.log" 2>&1; then
+		mmdebstrap "$@" "$RA_DEBIAN" "$dir.tmp" >"$T/mmdebstrap.log" 2>&1; then
 		rm -rf "$dir.tmp"
 		ra_fail "mmdebstrap could not build $what: $(tail -n 20 "$T/mmdebstrap.log")"
 	fi

@@ -83,9 +83,14 @@ if have_dm; then
 	ra_traced_run "$dmname" random --rw=randread --bs=4k --rate_iops=200
 fi
 if have_md; then
-	ra_wait_kb "$mdname" $((2 * prior))
+	# Each of the two disks gets its prior, and at least a whole chunk: the
+	# loop devices are rotational on 6.1 (prior 512 KiB, mdadm's chunk 512
+	# KiB), non-rotational from 6.11 on (prior 128 KiB).
+	chunk=$(($(cat "/sys/block/$mdname/md/chunk_size") / 1024))
+	want=$((2 * (prior > chunk ? prior : chunk)))
+	ra_wait_kb "$mdname" "$want"
 	[[ $(prop "$mdname" Stack) == *"raid0"* ]] || ra_fail "$mdname Stack: $(prop "$mdname" Stack)"
-	ra_ok "md raid0 over $a and $b: $((2 * prior)) KiB"
+	ra_ok "md raid0 over $a and $b: $want KiB, 2 × the larger of their prior ($prior KiB) and the chunk ($chunk KiB)"
 	ra_traced_run "$mdname" sequential --rw=read --bs=128k --rate=16m
 fi
 ra_stop_daemon

@@ -1,29 +1,38 @@
 #!/bin/bash
-# radaemon on the kernel and the storage stacks users run: Debian 12's own
-# kernel (linux-image-amd64, from Debian's packages, never installed on the
-# host) booted by qemu-system-x86_64 on a Debian 12 root with its real
-# systemd and udevd, the radaemon package built from this tree, and lvm2,
+# radaemon on the kernel and the storage stacks users run: a Debian
+# release's own kernel (linux-image-amd64, from Debian's packages, never
+# installed on the host) booted by qemu-system-x86_64 on a root of the same
+# release with its real systemd and udevd, the radaemon package built from
+# this tree (on this machine), and lvm2,
 # cryptsetup, mdadm and nfs-kernel-server. qemu gives it the disks users
 # have: rotational and non-rotational SCSI disks of 1 TiB (virtio-scsi with
 # rotation_rate 7200 or 1), a virtio-blk disk, and a 505 KiB USB stick.
 # Inside, tests/vm-guest.sh builds LVM, LUKS2, md RAID0/1/5, a deep stack,
 # and NFS over loopback, and checks what the udev helper, radaemon and sysfs
-# say; it reboots once to check what survives a reboot. Its results, and
+# say, checks the unit under the guest's systemd (systemd-analyze), and
+# loads scsi_debug as devices that lie about themselves (tests/vm-lie.sh);
+# it reboots once to check what survives a reboot. Its results, and
 # radaemon's journal, come back through a folder shared over 9p.
+#
+# The release is RA_DEBIAN's: bookworm (Debian 12, kernel 6.1, systemd 252,
+# the default) or trixie (Debian 13, kernel 6.12, systemd 257); the checks
+# are the same. ./run-tests runs both.
 #
 # The root is built once by mmdebstrap into an ext4 image kept in
 # RA_IMAGE_CACHE (/var/cache/radaemon-tests), with the kernel and initramfs
 # beside it; the guest boots it with writes kept in memory (snapshot=on), so
 # it stays as built. KVM where it boots a guest, software emulation
-# otherwise. ./run-tests runs this once, after tests/systemd.sh.
+# otherwise. ./run-tests runs this once for each release, after
+# tests/systemd.sh.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
+version=$(ra_debian_version)
 
 [[ $(id -u) == 0 ]] || ra_skip "needs root to build the root image"
 for tool in qemu-system-x86_64 mmdebstrap mkfs.ext4 dpkg-buildpackage python3; do
 	command -v "$tool" >/dev/null || ra_fail "$tool is not installed (./install-deps --tests installs it)"
 done
-((RA_TEST_LIMIT >= 1500)) || RA_TEST_LIMIT=1500
+((RA_TEST_LIMIT >= 1800)) || RA_TEST_LIMIT=1800
 started=$SECONDS
 
 T=$(mktemp -d /var/tmp/radaemon-vm.XXXXXX)
@@ -43,13 +52,13 @@ ra_watchdog
 # --- the root image -------------------------------------------------------------------------
 # Rebuilt when missing, or when what goes into it changes (the name's number).
 cache=${RA_IMAGE_CACHE:-/var/cache/radaemon-tests}
-image=$cache/bookworm-vm-2
+image=$cache/$RA_DEBIAN-vm-2
 if [[ ! -f $image/.radaemon-test-image ]]; then
 	root=$image.root
 	# libinih1 is the package's one dependency beyond these: dpkg -i installs none.
 	packages=systemd,systemd-sysv,dbus,udev,polkitd,libinih1,linux-image-amd64,initramfs-tools
 	packages+=,lvm2,cryptsetup-bin,mdadm,nfs-kernel-server,nfs-common,e2fsprogs,xfsprogs,fio,python3,kmod,procps
-	ra_cached_root "$root" "the VM's Debian 12 root" --variant=apt --include="$packages"
+	ra_cached_root "$root" "the VM's Debian $version root" --variant=apt --include="$packages"
 	printf 'LABEL=vmroot / ext4 rw,errors=remount-ro 0 1\n' >"$root/etc/fstab"
 	printf 'host /mnt/host 9p trans=virtio,version=9p2000.L,msize=262144 0 0\n' >>"$root/etc/fstab"
 	mkdir -p "$root/mnt/host"
@@ -68,6 +77,7 @@ if [[ ! -f $image/.radaemon-test-image ]]; then
 		[Install]
 		WantedBy=multi-user.target
 	UNIT
+	mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
 	ln -sf /etc/systemd/system/ra-vm-run.service "$root/etc/systemd/system/multi-user.target.wants/ra-vm-run.service"
 	rm -rf "$image.tmp"
 	mkdir -p "$image.tmp"
@@ -90,6 +100,7 @@ mkdir -p "$share/pkg"
 cp "$RA_DEB" "$share/pkg/"
 cp "$RA_SRCDIR/tests/vm-guest.sh" "$share/run"
 cp "$RA_SRCDIR/tests/vm-learn.sh" "$share/learn"
+cp "$RA_SRCDIR/tests/vm-lie.sh" "$share/lie"
 cp "$RA_SRCDIR/tests/mmap-faults.py" "$share/"
 # tests/stack.sh runs in the guest from this tree and its build, shared
 # read-only at the same paths.
@@ -181,10 +192,10 @@ fi
 booted=$SECONDS
 
 # The guest runs to its power-off; it asks for a disk's removal in request.
-deadline=$((SECONDS + 1200))
+deadline=$((SECONDS + 1500))
 while kill -0 "$QEMU_PID" 2>/dev/null; do
 	if ((SECONDS > deadline)); then
-		ra_log "the guest is still running after 20 minutes: stopping it"
+		ra_log "the guest is still running after 25 minutes: stopping it"
 		break
 	fi
 	if [[ -s $share/request ]]; then
@@ -211,4 +222,4 @@ grep -q '^phase 2: done' "$share/results" ||
 if grep -q '^FAIL' "$share/results"; then
 	ra_fail "$(grep -c '^FAIL' "$share/results") checks failed in the guest: $(grep '^FAIL' "$share/results")"
 fi
-ra_ok "every check passed on $(sed -n 's/^kernel: \([^ ]*\).*/\1/p' "$share/results") ($accel): $(grep -c '^ok' "$share/results") checks, $((SECONDS - booted)) s after the boot began, $((SECONDS - started)) s in all"
+ra_ok "every check passed on Debian $version's $(sed -n 's/^kernel: \([^ ]*\).*/\1/p' "$share/results") ($accel): $(grep -c '^ok' "$share/results") checks, $((SECONDS - booted)) s after the boot began, $((SECONDS - started)) s in all"
