@@ -27,6 +27,7 @@
 #include "ra-apply.h"
 #include "ra-bdi.h"
 #include "ra-config.h"
+#include "ra-device-udev.h"
 #include "ra-device.h"
 #include "ra-policy.h"
 #include "ra-settings.h"
@@ -201,15 +202,12 @@ static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *re
         RaSettings settings;
         int r, stack_read;
 
-        r = ra_device_identity(a, &identity);
-        if (r < 0)
-                return r;
-
         state = load_state(config->state_dir);
         if (!state)
                 return -ENOMEM;
-        /* As radaemon will move it; only in this copy, as the helper never writes the state. */
-        r = ra_state_carry_over(state, a, identity);
+        /* As radaemon will decide it, old keys moved only in this copy: the helper never writes the state.
+         */
+        r = ra_device_identify_udev(state, a, &identity);
         if (r < 0)
                 return r;
 
