@@ -46,7 +46,8 @@ static int count_others(struct udev *udev, const RaDeviceAttrs *a, const char *i
                 free(name);
                 if (r == -ENOMEM)
                         break;
-                if (r < 0 || ra_device_identity(&o, &id) < 0) {
+                /* Without a medium there is no device to speak of, as for radaemon. */
+                if (r < 0 || o.size_bytes == 0 || ra_device_identity(&o, &id) < 0) {
                         r = 0;
                         continue;
                 }
@@ -70,7 +71,7 @@ int ra_device_identify_udev(RaState *s, const RaDeviceAttrs *a, char **ret_ident
                 return r;
 
         /* Only a maker's WWN or serial is shared by units that differ; udev's database knows them. */
-        if (a->wwn || a->serial) {
+        if ((a->wwn || a->serial) && a->size_bytes > 0) {
                 struct udev *udev = udev_new();
 
                 if (!udev)

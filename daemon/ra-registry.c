@@ -92,12 +92,13 @@ static int keep_apart(Manager *m, RaDisk *d, char ***partners) {
         size_t others = 0;
         int r;
 
-        if (!d->reported_identity)
+        /* Without a medium there is no device to speak of: an empty card reader shares nothing. */
+        if (!d->reported_identity || d->attrs.size_bytes == 0)
                 return 0;
         for (size_t i = 0; i < m->n_disks; i++) {
                 RaDisk *o = m->disks[i];
 
-                if (o == d || !ra_kind_is_block(o->kind) ||
+                if (o == d || !ra_kind_is_block(o->kind) || o->attrs.size_bytes == 0 ||
                     !ra_streq(o->reported_identity, d->reported_identity))
                         continue;
                 others++;
@@ -119,14 +120,14 @@ static int keep_apart(Manager *m, RaDisk *d, char ***partners) {
         return others > INT_MAX ? INT_MAX : (int) others;
 }
 
-/* How many present block devices an earlier radaemon would have kept under old. */
+/* How many present block devices with a medium an earlier radaemon would have kept under old. */
 static size_t count_old_identity(Manager *m, const char *old) {
         size_t n = 0;
 
         for (size_t i = 0; i < m->n_disks; i++) {
                 _cleanup_free_ char *o = NULL;
 
-                if (ra_kind_is_block(m->disks[i]->kind) &&
+                if (ra_kind_is_block(m->disks[i]->kind) && m->disks[i]->attrs.size_bytes > 0 &&
                     ra_device_old_identity(&m->disks[i]->attrs, &o) > 0 && ra_streq(o, old))
                         n++;
         }
@@ -137,7 +138,8 @@ static size_t count_old_identity(Manager *m, const char *old) {
  * What an earlier radaemon kept under d's old identity (a WWN alone, a dm
  * device's kernel name) moves to its identity, once. An old entry never
  * said which model or size it was for: it moves only while one present
- * device reports the old key, and waits, unused, while several do.
+ * device reports the old key, and into nothing stored (ra_state_carry_over()):
+ * while several report it, none takes it, then or later.
  */
 static void carry_over(Manager *m, RaDisk *d) {
         _cleanup_free_ char *old = NULL;
@@ -151,7 +153,7 @@ static void carry_over(Manager *m, RaDisk *d) {
         n = count_old_identity(m, old);
         if (n > 1) {
                 log_notice("%s: %zu present devices report %s, which an earlier radaemon kept values under: "
-                           "none of them takes them until only one is present.",
+                           "none of them takes them.",
                            d->name, n, old);
                 return;
         }
