@@ -346,7 +346,7 @@ static int append_part(FILE *f, const char *s) {
                 int r = *p == '/' || *p == '\\' ? fprintf(f, "\\x%02x", (unsigned char) *p) : fputc(*p, f);
 
                 if (r < 0)
-                        return -EIO;
+                        return -ENOMEM; /* a memory stream fails only for memory */
         }
         return 0;
 }
@@ -366,19 +366,17 @@ int ra_device_identity(const RaDeviceAttrs *a, char **ret) {
         f = open_memstream(&text, &size);
         if (!f)
                 return -ENOMEM;
-        r = fprintf(f, "%s:", kind) < 0 ? -EIO : 0;
+        r = fprintf(f, "%s:", kind) < 0 ? -ENOMEM : 0;
         if (r >= 0)
                 r = append_part(f, value);
         if (r >= 0 && fputc('/', f) == EOF)
-                r = -EIO;
+                r = -ENOMEM;
         if (r >= 0)
                 r = append_part(f, a->model);
         if (r >= 0 && fprintf(f, "/%" PRIu64, a->size_bytes) < 0)
-                r = -EIO;
-        if (fclose(f) != 0 && r >= 0)
                 r = -ENOMEM;
-        if (r < 0)
-                return r == -EIO ? -ENOMEM : r;
+        if (fclose(f) != 0 || r < 0)
+                return -ENOMEM;
 
         *ret = TAKE_PTR(text);
         return 0;
