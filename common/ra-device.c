@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -329,27 +330,88 @@ static const char *identity_of(const RaDeviceAttrs *a, const char **ret_kind) {
         return v;
 }
 
-int ra_device_identity(const RaDeviceAttrs *a, char **ret) {
-        const char *kind = NULL, *value = identity_of(a, &kind);
+/*
+ * A WWN or a serial is the manufacturer's word, and some give one to every
+ * unit (cheap USB bridges, some NVMe drives; scsi_debug gives every disk
+ * one WWN): with the model and the size, disks that differ in either stay
+ * apart.
+ */
+static bool is_vendor_kind(const char *kind) {
+        return ra_streq(kind, "wwn") || ra_streq(kind, "serial");
+}
 
-        if (!value)
-                return -EINVAL;
-        if (asprintf(ret, "%s:%s", kind, value) < 0)
-                return -ENOMEM;
+/* "/" separates the parts of an identity: a "/" or "\" inside one is written as \xHH. */
+static int append_part(FILE *f, const char *s) {
+        for (const char *p = s ?: ""; *p; p++) {
+                int r = *p == '/' || *p == '\\' ? fprintf(f, "\\x%02x", (unsigned char) *p) : fputc(*p, f);
+
+                if (r < 0)
+                        return -ENOMEM; /* a memory stream fails only for memory */
+        }
         return 0;
 }
 
+int ra_device_identity(const RaDeviceAttrs *a, char **ret) {
+        const char *kind = NULL, *value = identity_of(a, &kind);
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        FILE *f;
+        int r;
+
+        if (!value)
+                return -EINVAL;
+        if (!is_vendor_kind(kind))
+                return asprintf(ret, "%s:%s", kind, value) < 0 ? -ENOMEM : 0;
+
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        r = fprintf(f, "%s:", kind) < 0 ? -ENOMEM : 0;
+        if (r >= 0)
+                r = append_part(f, value);
+        if (r >= 0 && fputc('/', f) == EOF)
+                r = -ENOMEM;
+        if (r >= 0)
+                r = append_part(f, a->model);
+        if (r >= 0 && fprintf(f, "/%" PRIu64, a->size_bytes) < 0)
+                r = -ENOMEM;
+        if (fclose(f) != 0 || r < 0)
+                return -ENOMEM;
+
+        *ret = TAKE_PTR(text);
+        return 0;
+}
+
+int ra_device_identity_apart(const RaDeviceAttrs *a, const char *identity, char **ret) {
+        int r;
+
+        /* ID_PATH is the port: the same two disks in the same two ports find their own state again. */
+        if (a->id_path)
+                r = asprintf(ret, "%s@path:%s", identity, a->id_path);
+        else
+                r = asprintf(ret, "%s@name:%s", identity, a->name ?: "");
+        return r < 0 ? -ENOMEM : 0;
+}
+
 int ra_device_old_identity(const RaDeviceAttrs *a, char **ret) {
-        const char *kind;
+        const char *kind = NULL, *value;
+        int r;
 
         *ret = NULL;
         /*
          * Before dm: and md:, a dm or md device was kept by its kernel name:
          * none of the ID_* properties radaemon reads are set on them.
          */
-        if (!stacked_identity(a, &kind))
-                return 0;
-        if (asprintf(ret, "name:%s", a->name) < 0) {
+        if (stacked_identity(a, &kind))
+                r = asprintf(ret, "name:%s", a->name);
+        else {
+                /* Before the model and the size, a WWN or a serial was the identity alone. */
+                value = identity_of(a, &kind);
+                if (!value || !is_vendor_kind(kind))
+                        return 0;
+                r = asprintf(ret, "%s:%s", kind, value);
+        }
+        if (r < 0) {
                 *ret = NULL;
                 return -ENOMEM;
         }

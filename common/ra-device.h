@@ -112,13 +112,23 @@ void ra_device_attrs_guess_transport(RaDeviceAttrs *a, const char *syspath);
  * The stable identity under which pins and learned values are kept:
  * "dm:<DM_UUID>" for a device-mapper device, "md:<MD_UUID>" for an md array
  * (their kernel names follow creation order, so they come first), then
- * "wwn:…", "serial:…", "loop:<backing file>", "path:…", or "name:<kernel name>".
+ * "wwn:<WWN>/<MODEL>/<SIZE>", "serial:<ID_SERIAL>/<MODEL>/<SIZE>" (SIZE in
+ * bytes: a WWN or a serial alone is shared by some units of some makers),
+ * "loop:<backing file>", "path:…", or "name:<kernel name>".
  */
 int ra_device_identity(const RaDeviceAttrs *a, char **ret);
 
 /*
+ * Where two present devices report one identity, each is kept apart under
+ * "<identity>@path:<ID_PATH>", or "<identity>@name:<kernel name>" without
+ * a path: neither takes the other's state, nor what the identity held.
+ */
+int ra_device_identity_apart(const RaDeviceAttrs *a, const char *identity, char **ret);
+
+/*
  * The identity an earlier radaemon kept a's state under, where this one's
- * differs: "name:dm-0" for a device now known as "dm:…" or "md:…". Returns 1
- * with *ret set, 0 with *ret NULL when there is none.
+ * differs: "name:dm-0" for a device now known as "dm:…" or "md:…", "wwn:X"
+ * for one now known as "wwn:X/MODEL/SIZE" (the same for a serial). Returns
+ * 1 with *ret set, 0 with *ret NULL when there is none.
  */
 int ra_device_old_identity(const RaDeviceAttrs *a, char **ret);

@@ -67,6 +67,7 @@ RaDisk *ra_disk_free(RaDisk *d) {
         free(d->syspath);
         free(d->devnode);
         free(d->identity);
+        free(d->reported_identity);
         free(d);
         return NULL;
 }
@@ -170,6 +171,9 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
         free(d->identity);
         d->identity = NULL;
         r = ra_device_identity(&d->attrs, &d->identity);
+        if (r < 0)
+                return r;
+        r = replace_string(&d->reported_identity, d->identity);
         if (r < 0)
                 return r;
 

@@ -52,6 +52,12 @@ typedef struct RaDisk {
         char *syspath;
         char *devnode;
         char *identity;
+        /*
+         * A block device's identity as it reports it; identity differs
+         * while another present device reports the same one
+         * (ra_registry_keep_apart()).
+         */
+        char *reported_identity;
         dev_t devnum;
 
         RaDeviceAttrs attrs;

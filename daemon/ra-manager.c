@@ -153,11 +153,30 @@ int ra_manager_start(Manager *m) {
         return 0;
 }
 
+int ra_manager_save(Manager *m, const char *why) {
+        int r;
+
+        if (!m->state_dirty)
+                return 0;
+        r = ra_store_flush(m);
+        if (r < 0)
+                return log_error_errno(
+                        r, "Cannot save %s/%s %s: %m; what was learned since the last save is lost.",
+                        m->state_dir, RA_STATE_FILE, why);
+        log_debug("Saved %s/%s %s.", m->state_dir, RA_STATE_FILE, why);
+        return 0;
+}
+
 int ra_manager_reload(Manager *m) {
         RaConfig *c = NULL;
         int r;
 
         (void) sd_notify(false, "RELOADING=1");
+        /*
+         * What the file holds is what the udev helper decides from, and what
+         * an administrator copies: after a reload it is all there.
+         */
+        (void) ra_manager_save(m, "before reloading");
 
         r = load_config(m->config_path, &c);
         if (r < 0)

@@ -22,5 +22,15 @@ RA_DEFINE_CLEANUP(Manager, ra_manager_free)
  */
 int ra_manager_start(Manager *m);
 
-/* SIGHUP and Reload(): a bad configuration is logged and the old one kept. */
+/*
+ * SIGHUP and Reload(): a bad configuration is logged and the old one kept.
+ * What waits to be saved is saved first, as at exit.
+ */
 int ra_manager_reload(Manager *m);
+
+/*
+ * Saves what waits to be saved (learned values, calibrations, originals:
+ * between two samples they are in memory only), so that a stop or a
+ * reload loses none of them. A failure is logged.
+ */
+int ra_manager_save(Manager *m, const char *why);

@@ -53,12 +53,26 @@ static void write_decision(Manager *m, const char *event) {
         RaSwapWatch *w = m->swap;
         int before = w->current, now = w->current, r;
 
-        /* The original is durable before the first write, so a crash cannot lose it. */
+        /*
+         * The original is durable before the first write, so a crash cannot
+         * lose it; while it cannot be saved, nothing is written.
+         */
         if (!m->state->swap.has_original && before >= 0) {
                 m->state->swap.original = before;
                 m->state->swap.has_original = true;
-                m->state_dirty = true;
-                (void) ra_store_flush(m);
+                m->state_dirty = m->original_unsaved = true;
+        }
+        if (m->original_unsaved) {
+                r = ra_store_flush(m);
+                if (r < 0) {
+                        if (r != w->write_error)
+                                log_warning_errno(r,
+                                                  "Swap: not writing %d to %s: the original values cannot "
+                                                  "be saved first (%m); it keeps %d until they can.",
+                                                  w->decision.value, RA_PAGE_CLUSTER_PATH, before);
+                        w->write_error = r;
+                        return;
+                }
         }
 
         r = write_page_cluster(w->decision.value, &now);

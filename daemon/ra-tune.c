@@ -49,9 +49,25 @@ static void write_decision(Manager *m, RaDisk *d, const char *event) {
         uint32_t before = d->attrs.read_ahead_kb, now = before;
         int r;
 
-        /* A device's value before radaemon's first write is on disk before that write. */
-        if (m->original_unsaved)
-                (void) ra_store_flush(m);
+        /*
+         * A device's value before radaemon's first write is on disk before
+         * that write: written over unsaved, it would be lost at the next
+         * start, and Restore would put back radaemon's own value. The
+         * device keeps what it has; the next decision tries again.
+         */
+        if (m->original_unsaved) {
+                r = ra_store_flush(m);
+                if (r < 0) {
+                        if (r != d->write_error)
+                                log_warning_errno(r,
+                                                  "%s: not writing %" PRIu32 " KiB to read_ahead_kb: the "
+                                                  "original values cannot be saved first (%m); it keeps "
+                                                  "%" PRIu32 " KiB until they can.",
+                                                  d->name, want->kb, before);
+                        d->write_error = r;
+                        return;
+                }
+        }
 
         r = write_window(d, want->kb, &now);
         d->attrs.read_ahead_kb = now;

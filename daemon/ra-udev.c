@@ -136,16 +136,6 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
          */
         if (!ra_streq(event, STACK_EVENT))
                 d->external = false;
-        /* Before anything is stored under the new identity, or the old entry would never move. */
-        r = ra_state_carry_over(m->state, &d->attrs, d->identity);
-        if (r > 0) {
-                log_info("%s: what was stored under its kernel name is kept under %s from now on.", name,
-                         d->identity);
-                m->state_dirty = true;
-        } else if (r < 0)
-                log_warning_errno(r, "%s: cannot carry over what was stored under its kernel name: %m",
-                                  name);
-        ra_tune_identified(m, d, ret->tune.before.identity);
         ret->disk = d;
 }
 
@@ -171,10 +161,15 @@ static bool batch_has(const Batch *b, const char *name) {
 }
 
 static void batch_finish(Manager *m, Batch *b) {
+        _cleanup_(ra_strv_freep) char **partners = NULL;
+
+        for (size_t i = 0; i < b->n; i++)
+                ra_registry_identify(m, b->items[i].disk, b->items[i].tune.before.identity, &partners);
         (void) ra_store_flush(m);
         for (size_t i = 0; i < b->n; i++)
                 finish_device(m, &b->items[i]);
         b->n = 0;
+        ra_registry_keep_partners_apart(m, partners);
 }
 
 static void batch_add(Manager *m, Batch *b, struct udev_device *dev, const char *event) {
@@ -192,10 +187,8 @@ static void batch_add(Manager *m, Batch *b, struct udev_device *dev, const char 
 
                         batch_finish(m, b);
                         prepare_device(m, dev, event, &alone);
-                        if (alone.disk) {
-                                (void) ra_store_flush(m);
-                                finish_device(m, &alone);
-                        }
+                        if (alone.disk)
+                                batch_finish(m, &(Batch){ .items = &alone, .n = 1, .allocated = 1 });
                         return;
                 }
                 b->items = grown;

@@ -143,6 +143,12 @@ static int run(void) {
         (void) sd_notify(false, "STOPPING=1");
         if (r == -EEXIST)
                 return r; /* another radaemon took the bus name: said already */
+        /*
+         * Learned values and calibrations wait for the sampler's next save,
+         * a second away: a stop now would measure the device again at the
+         * next start.
+         */
+        (void) ra_manager_save(m, "before exiting");
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
 

@@ -132,6 +132,8 @@ fi
 ra_ok "racontrol calibrate $flash measures again; an unknown disk is an error: $out"
 
 # --- once per identity: not again after a restart --------------------------------------
+# What its latest calibration gave is what the stop keeps.
+kb=$(ra_kb "$flash")
 ra_stop_daemon
 grep -q "calibrated=" "$T/state/state" || ra_fail "no calibration in the state file: $(cat "$T/state/state")"
 reads0=$(stat_of "$flash" reads)
@@ -155,3 +157,34 @@ sleep 3
 [[ $(ra_property "$flash" source) == prior ]] || ra_fail "calibrate = no: $flash from $(ra_property "$flash" source)"
 ra_ok "calibrate = no: nothing measured, $flash at its prior $(ra_kb "$flash") KiB"
 ra_stop_daemon
+
+# --- a SIGTERM right after a calibration keeps it -------------------------------------
+# Learned values and calibrations are saved at the sampler's tick (every 3 s
+# here): a stop between the calibration and the next tick must not lose it,
+# or the device is measured again at the next start.
+sigterm_keeps_calibration() {
+	local reads0
+	rm -rf "$T/state"
+	ra_config <<CONF
+[daemon]
+devices = $flash
+interval_ms = 3000
+state_dir = $T/state
+
+[policy]
+calibrate = yes
+CONF
+	ra_start_daemon
+	RA_TIMEOUT=30 ra_wait_log "^$flash: calibrated with [0-9]+ direct reads"
+	ra_stop_daemon
+	grep -q "calibrated=" "$T/state/state" 2>/dev/null ||
+		ra_fail "$flash: stopped right after its calibration, the state file lost it: $(cat "$T/state/state" 2>&1)"
+	reads0=$(stat_of "$flash" reads)
+	ra_start_daemon
+	sleep 3
+	! ra_daemon_log_has "^$flash: calibrating" || ra_fail "$flash was calibrated again after a SIGTERM right after its calibration"
+	(($(stat_of "$flash" reads) == reads0)) || ra_fail "$flash: read after the restart"
+	ra_stop_daemon
+	ra_ok "$flash: a SIGTERM right after its calibration keeps it; not measured again"
+}
+sigterm_keeps_calibration

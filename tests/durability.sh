@@ -4,6 +4,8 @@
 # comes back with each device's last acknowledged pin (or a call that
 # was in flight at one of the kills since) and a state file that parses,
 # readable by root only, without what the killed saves left behind.
+# And a disk's original that cannot be saved (a read-only or full state
+# directory) stops radaemon's first write to it, rather than being lost.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 ra_setup
@@ -84,3 +86,52 @@ n=$(wc -l <"$T/acked")
 ((n > rounds)) || ra_fail "only $n pins were acknowledged in $rounds rounds: the test did not test much"
 ra_ok "$rounds SIGKILLs during $n acknowledged pins: none lost, the state file always parsed, 0600, no temporary file left"
 ra_stop_daemon
+
+# The original must be on disk before radaemon's first write: with a state
+# directory that is read-only, then full, the new disk keeps its value, the
+# log says why (once), StateError says what failed; once the directory can
+# be written, the next decision writes, with the original saved first.
+unsaved_original() {
+	local kind=$1 dir=$T/unsaved want tiny orig error
+	ra_new_loop "unsaved-$kind" 505K
+	tiny=$LOOP
+	udevadm settle
+	orig=$(ra_kb "$tiny")
+	rm -rf "$dir"
+	mkdir "$dir"
+	if [[ $kind == read-only ]]; then
+		mount --bind "$dir" "$dir"
+		RA_MOUNTS+=("$dir")
+		mount -o remount,ro,bind "$dir"
+		want="Read-only file system"
+	else
+		mount -t tmpfs -o size=4k tmpfs "$dir"
+		RA_MOUNTS+=("$dir")
+		dd if=/dev/zero of="$dir/filler" bs=4k count=1 status=none 2>/dev/null || true
+		want="No space left on device"
+	fi
+	ra_config <<CONF
+[daemon]
+devices = $tiny
+state_dir = $dir
+CONF
+	ra_start_daemon
+	ra_wait_log "^$tiny: not writing 4 KiB to read_ahead_kb: the original values cannot be saved first \\($want\\); it keeps $orig KiB"
+	[[ $(ra_kb "$tiny") == "$orig" ]] || ra_fail "$kind: $tiny was written ($(ra_kb "$tiny") KiB) before its original was saved"
+	error=$("$RACONTROL" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["state_error"])')
+	[[ $error == "Cannot write $dir/state: $want" ]] || ra_fail "$kind: StateError is '$error'"
+	echo change >"/sys/block/$tiny/uevent"
+	ra_wait_for "[[ \$(grep -c '^$tiny: change event' '$T/daemon.log') -ge 1 ]]" || ra_fail "$kind: no change event"
+	udevadm settle
+	[[ $(ra_kb "$tiny") == "$orig" ]] || ra_fail "$kind: $tiny was written at the next decision"
+	[[ $(grep -c "^$tiny: not writing" "$T/daemon.log") == 1 ]] || ra_fail "$kind: not logged exactly once"
+	ra_undo_mounts
+	echo change >"/sys/block/$tiny/uevent"
+	ra_wait_kb "$tiny" 4
+	grep -q "^device loop:$T/unsaved-$kind.img original=$orig$" "$dir/state" ||
+		ra_fail "$kind: the original is not in the state file: $(cat "$dir/state")"
+	ra_stop_daemon
+	ra_ok "a $kind state directory: $tiny kept $orig KiB until its original was saved, then 4 KiB"
+}
+unsaved_original read-only
+unsaved_original full

@@ -216,8 +216,8 @@ START_TEST(test_identity) {
         static const struct {
                 const char *wwn, *serial, *backing, *path, *want;
         } cases[] = {
-                { "0x50014ee", "WDC_1", NULL, "pci-1", "wwn:0x50014ee" },
-                { NULL, "WDC_1", NULL, "pci-1", "serial:WDC_1" },
+                { "0x50014ee", "WDC_1", NULL, "pci-1", "wwn:0x50014ee/WD40EFRX/4000787030016" },
+                { NULL, "WDC_1", NULL, "pci-1", "serial:WDC_1/WD40EFRX/4000787030016" },
                 { NULL, NULL, "/tmp/disk.img", NULL, "loop:/tmp/disk.img" },
                 { NULL, NULL, NULL, "pci-0000:00:1f.2-ata-1", "path:pci-0000:00:1f.2-ata-1" },
                 { NULL, NULL, NULL, NULL, "name:vdb" },
@@ -230,12 +230,84 @@ START_TEST(test_identity) {
                         .serial = (char *) cases[i].serial,
                         .backing_file = (char *) cases[i].backing,
                         .id_path = (char *) cases[i].path,
+                        .model = (char *) "WD40EFRX",
+                        .size_bytes = UINT64_C(4000787030016),
                 };
                 _cleanup_free_ char *id = NULL;
 
                 ck_assert_int_eq(ra_device_identity(&a, &id), 0);
                 ck_assert_str_eq(id, cases[i].want);
         }
+}
+END_TEST
+
+/* One WWN on three scsi_debug disks, one serial on two units of a cheap USB bridge. */
+START_TEST(test_identity_collision) {
+        RaDeviceAttrs disk = {
+                .name = (char *) "sdb",
+                .wwn = (char *) "0x3333333000001f40",
+                .serial = (char *) "3333333000001f40",
+                .model = (char *) "scsi_debug",
+                .size_bytes = UINT64_C(536870912000),
+        };
+        RaDeviceAttrs zoned = disk, other_model = disk, same = disk;
+        _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+
+        zoned.name = (char *) "sdc";
+        zoned.size_bytes = UINT64_C(1073741824);
+        other_model.model = (char *) "ST4000DM004";
+        /* The same disk again, on another port under another name. */
+        same.name = (char *) "sdd";
+        same.id_path = (char *) "pci-0000:00:14.0-usb-0:2:1.0-scsi-0:0:0:0";
+
+        ck_assert_int_eq(ra_device_identity(&disk, &a), 0);
+        ck_assert_int_eq(ra_device_identity(&zoned, &b), 0);
+        ck_assert_int_eq(ra_device_identity(&other_model, &c), 0);
+        ck_assert_int_eq(ra_device_identity(&same, &d), 0);
+        ck_assert_str_ne(a, b);
+        ck_assert_str_ne(a, c);
+        ck_assert_str_ne(b, c);
+        ck_assert_str_eq(a, d);
+
+        /* Without a WWN the serial speaks, with the model and size too. */
+        disk.wwn = other_model.wwn = NULL;
+        a = mfree(a);
+        c = mfree(c);
+        ck_assert_int_eq(ra_device_identity(&disk, &a), 0);
+        ck_assert_int_eq(ra_device_identity(&other_model, &c), 0);
+        ck_assert_str_ne(a, c);
+}
+END_TEST
+
+START_TEST(test_identity_parts) {
+        RaDeviceAttrs a = {
+                .name = (char *) "sdb",
+                .serial = (char *) "AB/C\\D",
+                .model = (char *) "X/Y",
+                .size_bytes = 512,
+        };
+        _cleanup_free_ char *id = NULL, *apart = NULL, *apart_name = NULL, *old = NULL;
+
+        /* A "/" inside a part cannot make two devices' parts run together. */
+        ck_assert_int_eq(ra_device_identity(&a, &id), 0);
+        ck_assert_str_eq(id, "serial:AB\\x2fC\\x5cD/X\\x2fY/512");
+
+        ck_assert_int_eq(ra_device_old_identity(&a, &old), 1);
+        ck_assert_str_eq(old, "serial:AB/C\\D");
+
+        a.id_path = (char *) "pci-0000:00:14.0-usb-0:2:1.0";
+        ck_assert_int_eq(ra_device_identity_apart(&a, "serial:S/M/1", &apart), 0);
+        ck_assert_str_eq(apart, "serial:S/M/1@path:pci-0000:00:14.0-usb-0:2:1.0");
+        a.id_path = NULL;
+        ck_assert_int_eq(ra_device_identity_apart(&a, "serial:S/M/1", &apart_name), 0);
+        ck_assert_str_eq(apart_name, "serial:S/M/1@name:sdb");
+
+        /* Loop, path and name identities were never anything else. */
+        old = mfree(old);
+        a.serial = NULL;
+        a.backing_file = (char *) "/tmp/disk.img";
+        ck_assert_int_eq(ra_device_old_identity(&a, &old), 0);
+        ck_assert_ptr_null(old);
 }
 END_TEST
 
@@ -269,7 +341,7 @@ START_TEST(test_identity_stacked) {
         c = stacked_identity("md127", md);
         ck_assert_str_eq(c, "md:3a1b2c4d:5e6f7081:92a3b4c5:d6e7f809");
         d = stacked_identity("sdb", member);
-        ck_assert_str_eq(d, "serial:WDC_1");
+        ck_assert_str_eq(d, "serial:WDC_1//0");
         /* A table without a uuid has nothing stable but its name. */
         e = stacked_identity("dm-5", no_uuid);
         ck_assert_str_eq(e, "name:dm-5");
@@ -307,6 +379,8 @@ int main(void) {
         tcase_add_test(tc, test_properties);
         tcase_add_test(tc, test_properties_bad);
         tcase_add_test(tc, test_identity);
+        tcase_add_test(tc, test_identity_collision);
+        tcase_add_test(tc, test_identity_parts);
         tcase_add_test(tc, test_identity_stacked);
         tcase_add_test(tc, test_transport);
         suite_add_tcase(s, tc);

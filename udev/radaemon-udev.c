@@ -27,6 +27,7 @@
 #include "ra-apply.h"
 #include "ra-bdi.h"
 #include "ra-config.h"
+#include "ra-device-udev.h"
 #include "ra-device.h"
 #include "ra-policy.h"
 #include "ra-settings.h"
@@ -111,9 +112,9 @@ static int load_config(RaConfig **ret) {
         return r;
 }
 
-/* What is stored for identity and old_identity (may be NULL) only: this runs on every block event.
+/* What is stored for identities (NULL-terminated) only: this runs on every block event.
  * A state that cannot be read costs the pins, not the value. */
-static RaState *load_state(const char *dir, const char *identity, const char *old_identity) {
+static RaState *load_state(const char *dir, const char *const *identities) {
         _cleanup_(ra_strv_freep) char **errors = NULL;
         RaState *s = NULL;
         int r;
@@ -121,7 +122,7 @@ static RaState *load_state(const char *dir, const char *identity, const char *ol
         if (ra_state_new(&s) < 0)
                 return NULL;
 
-        r = ra_state_load_only(s, dir, (const char *const[]){ identity, old_identity, NULL }, &errors);
+        r = ra_state_load_only(s, dir, identities, &errors);
         for (size_t i = 0; errors && errors[i]; i++)
                 fprintf(stderr, "radaemon-udev: %s/%s: %s; ignored.\n", dir, RA_STATE_FILE, errors[i]);
         if (r < 0 && r != -EINVAL)
@@ -195,23 +196,28 @@ static const char *event_name(void) {
 static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *ret, bool *ret_restored) {
         _cleanup_(ra_state_freep) RaState *state = NULL;
         _cleanup_(ra_stack_freep) RaStack *stack = NULL;
-        _cleanup_free_ char *identity = NULL, *old_identity = NULL, *bad = NULL;
+        _cleanup_free_ char *identity = NULL, *apart = NULL, *old_identity = NULL, *bad = NULL;
         _cleanup_free_ uint32_t *leaf_kb = NULL;
         struct udev *udev = NULL;
         RaSettings settings;
         int r, stack_read;
 
+        /* Only what could be this disk's: its identity, kept apart from a twin, or the old one carried over. */
         r = ra_device_identity(a, &identity);
-        if (r >= 0) /* ...and the one radaemon carries over to it */
+        if (r >= 0)
+                r = ra_device_identity_apart(a, identity, &apart);
+        if (r >= 0)
                 r = ra_device_old_identity(a, &old_identity);
         if (r < 0)
                 return r;
 
-        state = load_state(config->state_dir, identity, old_identity);
+        state = load_state(config->state_dir, (const char *const[]){ identity, apart, old_identity, NULL });
+        identity = mfree(identity);
         if (!state)
                 return -ENOMEM;
-        /* As radaemon will move it; only in this copy, as the helper never writes the state. */
-        r = ra_state_carry_over(state, a, identity);
+        /* As radaemon will decide it, old keys moved only in this copy: the helper never writes the state.
+         */
+        r = ra_device_identify_udev(state, a, &identity);
         if (r < 0)
                 return r;
 
@@ -261,7 +267,7 @@ static int decide_bdi(const RaConfig *config, const RaBdi *b, const uint32_t *be
         if (r < 0)
                 return r;
 
-        state = load_state(config->state_dir, identity, NULL);
+        state = load_state(config->state_dir, (const char *const[]){ identity, NULL });
         if (!state)
                 return -ENOMEM;
 

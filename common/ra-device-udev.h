@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "ra-device.h"
+#include "ra-state.h"
+
+/*
+ * The identity radaemon keeps a under, decided as the daemon decides it
+ * among the disks present (daemon/ra-registry.c), here from udev's
+ * database, for the udev helper, which sees one disk at a time: apart
+ * (ra_device_identity_apart()) where another present disk reports a's WWN
+ * or serial identity; otherwise what was kept under a's old identity moved
+ * to it in s, unless another present disk reports that old one too.
+ * Returns 0, or a negative errno.
+ */
+int ra_device_identify_udev(RaState *s, const RaDeviceAttrs *a, char **ret_identity);
