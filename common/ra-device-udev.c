@@ -99,3 +99,23 @@ int ra_device_identify_udev(RaState *s, const RaDeviceAttrs *a, char **ret_ident
         *ret_identity = TAKE_PTR(identity);
         return 0;
 }
+
+int ra_device_candidate_identities(const RaDeviceAttrs *a, char ***ret) {
+        _cleanup_(ra_strv_freep) char **l = NULL;
+        _cleanup_free_ char *identity = NULL, *apart = NULL, *old = NULL;
+        int r;
+
+        r = ra_device_identity(a, &identity);
+        if (r >= 0)
+                r = ra_device_identity_apart(a, identity, &apart);
+        if (r >= 0)
+                r = ra_device_old_identity(a, &old);
+        if (r < 0)
+                return r;
+
+        if (ra_strv_push(&l, identity) < 0 || ra_strv_push(&l, apart) < 0 ||
+            (old && ra_strv_push(&l, old) < 0))
+                return -ENOMEM;
+        *ret = TAKE_PTR(l);
+        return 0;
+}

@@ -14,3 +14,10 @@
  * Returns 0, or a negative errno.
  */
 int ra_device_identify_udev(RaState *s, const RaDeviceAttrs *a, char **ret_identity);
+
+/*
+ * The identities whose state ra_device_identify_udev() may give a: its own,
+ * its own kept apart from a twin, and the old one carried over. The udev
+ * helper reads only their lines of a state file of thousands of devices.
+ */
+int ra_device_candidate_identities(const RaDeviceAttrs *a, char ***ret);

@@ -196,23 +196,17 @@ static const char *event_name(void) {
 static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *ret, bool *ret_restored) {
         _cleanup_(ra_state_freep) RaState *state = NULL;
         _cleanup_(ra_stack_freep) RaStack *stack = NULL;
-        _cleanup_free_ char *identity = NULL, *apart = NULL, *old_identity = NULL, *bad = NULL;
+        _cleanup_(ra_strv_freep) char **candidates = NULL;
+        _cleanup_free_ char *identity = NULL, *bad = NULL;
         _cleanup_free_ uint32_t *leaf_kb = NULL;
         struct udev *udev = NULL;
         RaSettings settings;
         int r, stack_read;
 
-        /* Only what could be this disk's: its identity, kept apart from a twin, or the old one carried over. */
-        r = ra_device_identity(a, &identity);
-        if (r >= 0)
-                r = ra_device_identity_apart(a, identity, &apart);
-        if (r >= 0)
-                r = ra_device_old_identity(a, &old_identity);
+        r = ra_device_candidate_identities(a, &candidates);
         if (r < 0)
                 return r;
-
-        state = load_state(config->state_dir, (const char *const[]){ identity, apart, old_identity, NULL });
-        identity = mfree(identity);
+        state = load_state(config->state_dir, (const char *const *) candidates);
         if (!state)
                 return -ENOMEM;
         /* As radaemon will decide it, old keys moved only in this copy: the helper never writes the state.
