@@ -11,31 +11,28 @@
 #include "ra-fleet.h"
 #include "ra-util.h"
 
-/* A byte no key holds: it would make two models' keys alike, or end a record's line. */
-static bool key_unsafe(unsigned char c) {
-        return c == ':' || c < ' ' || c == 0x7f;
-}
-
-static bool fields_fit(const char *vendor, const char *model, const char *revision) {
+/*
+ * Whether vendor, model and revision hold no byte that would let one model's
+ * key pass for another's (':') or end a line (a control character), nor, in
+ * a record, a '#', where hwdb's comment starts even inside a match.
+ */
+static bool fields_fit(const char *vendor, const char *model, const char *revision, bool record) {
         const char *fields[] = { vendor, model, revision };
 
         for (size_t i = 0; i < ELEMENTSOF(fields); i++)
                 for (const unsigned char *p = (const unsigned char *) (fields[i] ?: ""); *p; p++)
-                        if (key_unsafe(*p) || *p == '#')
+                        if (*p == ':' || *p < ' ' || *p == 0x7f || (record && *p == '#'))
                                 return false;
         return true;
 }
 
 int ra_fleet_key(const char *vendor, const char *model, const char *revision, char **ret) {
-        const char *fields[] = { vendor, model, revision };
         char *key;
 
         if (!model || !*model)
                 return -EINVAL;
-        for (size_t i = 0; i < ELEMENTSOF(fields); i++)
-                for (const unsigned char *p = (const unsigned char *) (fields[i] ?: ""); *p; p++)
-                        if (key_unsafe(*p))
-                                return -EILSEQ;
+        if (!fields_fit(vendor, model, revision, false))
+                return -EILSEQ;
 
         if (asprintf(&key, RA_FLEET_PREFIX "v%s:m%s:r%s:", vendor ?: "", model, revision ?: "") < 0)
                 return -ENOMEM;
@@ -73,7 +70,7 @@ int ra_fleet_match(const char *vendor, const char *model, const char *revision, 
 
         if (!model || !*model)
                 return -EINVAL;
-        if (!fields_fit(vendor, model, revision))
+        if (!fields_fit(vendor, model, revision, true))
                 return -EILSEQ;
 
         len = strlen(RA_FLEET_PREFIX) + 3 * (strlen(vendor ?: "") + strlen(model) + strlen(revision ?: "")) +
