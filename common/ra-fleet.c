@@ -11,50 +11,80 @@
 #include "ra-fleet.h"
 #include "ra-util.h"
 
-/* Bytes a glob and a hwdb file take as themselves. */
-static bool glob_safe(unsigned char c) {
-        return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-               strchr("-_.+,=@/", c) != NULL;
+/*
+ * Whether vendor, model and revision hold no byte that would let one model's
+ * key pass for another's (':') or end a line (a control character), nor, in
+ * a record, a '#', where hwdb's comment starts even inside a match.
+ */
+static bool fields_fit(const char *vendor, const char *model, const char *revision, bool record) {
+        const char *fields[] = { vendor, model, revision };
+
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++)
+                for (const unsigned char *p = (const unsigned char *) (fields[i] ?: ""); *p; p++)
+                        if (*p == ':' || *p < ' ' || *p == 0x7f || (record && *p == '#'))
+                                return false;
+        return true;
 }
 
-/* Appends s to out as a glob that matches s: see ra-fleet.h. out has room for strlen(s) more. */
-static char *glob_append(char *out, const char *s) {
-        bool in_utf8 = false;
+int ra_fleet_key(const char *vendor, const char *model, const char *revision, char **ret) {
+        char *key;
 
-        for (const unsigned char *p = (const unsigned char *) (s ?: ""); *p; p++) {
-                if (*p >= 0x80) {
-                        /* Byte by byte or character by character, as the locale says: '*' is both. */
-                        if (!in_utf8)
-                                *out++ = '*';
-                        in_utf8 = true;
-                        continue;
-                }
-                in_utf8 = false;
-                *out++ = glob_safe(*p) ? (char) *p : '?';
+        if (!model || !*model)
+                return -EINVAL;
+        if (!fields_fit(vendor, model, revision, false))
+                return -EILSEQ;
+
+        if (asprintf(&key, RA_FLEET_PREFIX "v%s:m%s:r%s:", vendor ?: "", model, revision ?: "") < 0)
+                return -ENOMEM;
+        *ret = key;
+        return 0;
+}
+
+/*
+ * Appends s to out as a match for exactly s (see ra-fleet.h); *pattern says
+ * whether hwdb reads out as an fnmatch() pattern already, as after a '*', '?'
+ * or '['. out has room for 3 * strlen(s) more.
+ */
+static char *match_append(char *out, const char *s, bool *pattern) {
+        for (const char *p = s ?: ""; *p; p++) {
+                if (strchr("*?[", *p)) {
+                        /* A bracket: the pattern starts here, and the byte is itself in it. */
+                        *out++ = '[';
+                        *out++ = *p;
+                        *out++ = ']';
+                        *pattern = true;
+                } else if (*p == '\\' && *pattern) {
+                        *out++ = '\\';
+                        *out++ = '\\';
+                } else
+                        *out++ = *p;
         }
         return out;
 }
 
 int ra_fleet_match(const char *vendor, const char *model, const char *revision, bool with_revision,
                    char **ret) {
+        bool pattern = false;
         size_t len;
         char *m, *p;
 
         if (!model || !*model)
                 return -EINVAL;
+        if (!fields_fit(vendor, model, revision, true))
+                return -EILSEQ;
 
-        len = strlen(RA_FLEET_PREFIX) + strlen(vendor ?: "") + strlen(model) + strlen(revision ?: "") +
-              sizeof("v:m:r:*:*");
+        len = strlen(RA_FLEET_PREFIX) + 3 * (strlen(vendor ?: "") + strlen(model) + strlen(revision ?: "")) +
+              sizeof("v:m:r*:*");
         m = malloc(len);
         if (!m)
                 return -ENOMEM;
 
         p = stpcpy(m, RA_FLEET_PREFIX "v");
-        p = glob_append(p, vendor);
+        p = match_append(p, vendor, &pattern);
         p = stpcpy(p, ":m");
-        p = glob_append(p, model);
+        p = match_append(p, model, &pattern);
         p = stpcpy(p, ":r");
-        p = with_revision ? glob_append(p, revision) : stpcpy(p, "*");
+        p = with_revision ? match_append(p, revision, &pattern) : stpcpy(p, "*");
         (void) stpcpy(p, ":*");
 
         *ret = m;

@@ -10,19 +10,31 @@
  * machine with the file starts there (RADAEMON_FLEET_KB). Pure formatting,
  * for racontrol export and the tests.
  *
- * 60-radaemon.rules looks up
+ * The udev helper (radaemon-udev, for 60-radaemon.rules) looks up
  *
  *     radaemon:v<ID_VENDOR>:m<ID_MODEL>:r<ID_REVISION>:
  *
- * (a field empty where udev does not say), and a record matches it with
+ * (a field empty where udev does not say) in udev's hwdb itself, with the
+ * properties' bytes as udev hands them over in its environment: no command
+ * line of a rule stands between them and the lookup, to split them at a
+ * space or end them at a quote. A record matches it with
  *
  *     radaemon:v<vendor>:m<model>:r<revision or *>:*
  *
- * hwdb matches are shell globs whose escapes its lookup does not honour, and
- * '#' starts a comment even inside a match: every byte that is not plainly
- * safe becomes '?' (any one byte), a run of bytes beyond ASCII '*'. A match
- * so made is a little wider than the model, never narrower. The ":*" at the
- * end leaves room for fields a later rule may add.
+ * and matches that one model only. How hwdb matches (sd-hwdb, the same in
+ * udev's builtin, libudev and "systemd-hwdb query"): bytes are compared as
+ * they are up to the first '*', '?' or '[' of a record; from there on the rest
+ * of the record is an fnmatch() pattern, where '\' escapes. So a '*', '?' or
+ * '[' of a model is written as a bracket, "[*]", which starts the pattern as
+ * itself; a '\' as itself before that, as "\\" after. Other bytes, spaces,
+ * quotes and bytes beyond ASCII included, are themselves either way: fnmatch
+ * compares bytes that are not valid UTF-8 byte by byte. Some bytes no record
+ * can hold: '#' ends a hwdb line (a comment starts there, even inside a
+ * match), a control character would end it or be stripped from its end, and
+ * a ':' in a field would let one model's record match another model whose
+ * fields split at another ':'. The helper looks up no key with a ':' or a
+ * control character, and export leaves such a disk out, with a comment.
+ * The ":*" at the end leaves room for fields a later rule may add.
  */
 
 #define RA_FLEET_PREFIX "radaemon:"
@@ -39,9 +51,18 @@ typedef struct RaFleetEntry {
 } RaFleetEntry;
 
 /*
- * The hwdb match for a model; without with_revision, any firmware revision
- * matches. -EINVAL when there is no model (loop and virtio disks have none),
- * -ENOMEM.
+ * The key the helper looks up for a disk, in *ret. -EINVAL when there is no
+ * model (loop and virtio disks have none), -EILSEQ when a field has a byte no
+ * record could match exactly (see above: ':' or a control character), -ENOMEM.
+ */
+int ra_fleet_key(const char *vendor, const char *model, const char *revision, char **ret);
+
+/*
+ * The hwdb match for a model, that matches its key and no other; without
+ * with_revision, any firmware revision matches. -EINVAL when there is no
+ * model, -EILSEQ when a field has a byte no record can hold ('#', ':' or a
+ * control character: the revision counts even without with_revision, as its
+ * key is not looked up either), -ENOMEM.
  */
 int ra_fleet_match(const char *vendor, const char *model, const char *revision, bool with_revision,
                    char **ret);
@@ -50,7 +71,8 @@ int ra_fleet_match(const char *vendor, const char *model, const char *revision, 
  * One record: a comment saying which disk, on which host, exported when
  * (as given) and why, then the match, then " RADAEMON_FLEET_KB=<kb>", then an
  * empty line. Newlines and other control characters in the comment become
- * spaces. -EINVAL without a model or with a kb radaemon would not take.
+ * spaces. -EINVAL without a model or with a kb radaemon would not take,
+ * -EILSEQ as ra_fleet_match().
  */
 int ra_fleet_format_entry(const RaFleetEntry *e, bool with_revision, const char *host, const char *when,
                           char **ret);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -55,9 +56,17 @@ static int export_one(const RcContext *c, const RcDevice *d, char ***matches, co
         int r;
 
         kb = export_value(c, d, reason, &why);
-        if (kb > 0 && ra_fleet_match(d->vendor, d->model, d->revision, !c->no_revision, &match) < 0)
+        r = kb > 0 ? ra_fleet_match(d->vendor, d->model, d->revision, !c->no_revision, &match) : 0;
+        if (r == -EINVAL)
                 why = "it has no model (ID_MODEL) to know other disks of its kind by";
-        else if (kb > 0 && ra_strv_contains(*matches, match))
+        else if (r == -EILSEQ)
+                /* A record that matched more than this model would hand its value to other disks. */
+                why = "its vendor, model or revision has a '#', a ':' or a control character, and no hwdb "
+                      "record matches such a model exactly";
+        else if (r < 0) {
+                fprintf(stderr, "racontrol: cannot export %s: %s\n", d->name, strerror(-r));
+                return -1;
+        } else if (kb > 0 && ra_strv_contains(*matches, match))
                 why = "a disk before it has the same model, and a model takes one value";
         if (why) {
                 printf("# %s: not exported: %s.\n\n", d->name, why);

@@ -86,10 +86,40 @@ ra_wait_kb() {
 		ra_fail "$1: read_ahead_kb is $(ra_kb "$1"), expected $2"
 }
 
+# ra_own_namespaces: runs the test again, from the start, in a mount and a
+# network namespace of its own, with an empty /run/udev, so that it starts a
+# udevd of its own (ra_start_udevd) beside any the machine runs, as every
+# installed system does, and without disturbing it:
+# - udevd's control socket, queue and database are in /run/udev: udevadm in
+#   the test talks to the test's udevd only, and rules, reloads and a hwdb
+#   bound over the machine's stay in the test's namespace;
+# - the kernel sends its uevents to every network namespace, so both udevds
+#   see the test's devices; each sends what it made of an event only to its
+#   own namespace, so the test's daemon never gets the machine's udevd's
+#   view of them, and nothing on the machine gets the test's. The machine's
+#   udevd runs its own rules on the test's loop devices, as on any loop
+#   device anyone attaches; the test's rules are fenced to the test's devices;
+# - the test's mounts stay in its namespace, and go with it.
+# A test that checks the machine itself (its udevd, its systemd, a package
+# installed on it) sets RA_MACHINE_NAMESPACES=1 before ra_setup.
+ra_own_namespaces() {
+	[[ ${RA_MACHINE_NAMESPACES:-0} != 1 ]] || return 0
+	if [[ -z ${RA_OWN_NAMESPACES:-} ]]; then
+		command -v unshare >/dev/null || ra_skip "unshare is not installed (util-linux)"
+		export RA_OWN_NAMESPACES=1
+		exec unshare --mount --net --propagation private -- "$BASH" "$0"
+	fi
+	mkdir -p /run/udev
+	mount -t tmpfs -o mode=0755,size=64M radaemon-test-udev /run/udev ||
+		ra_fail "cannot mount an empty /run/udev in the test's namespace"
+	ip link set lo up 2>/dev/null || true
+}
+
 ra_setup() {
 	[[ $(id -u) == 0 ]] || ra_skip "needs root for loop devices and sysfs"
 	[[ -w /dev/loop-control ]] || ra_skip "no /dev/loop-control"
 	[[ -x $RADAEMON ]] || ra_fail "no daemon at $RADAEMON; run make first"
+	ra_own_namespaces
 
 	T=$(mktemp -d /tmp/radaemon-test.XXXXXX)
 	trap ra_cleanup EXIT

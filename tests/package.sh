@@ -19,6 +19,9 @@ command -v dpkg-buildpackage >/dev/null || ra_skip "dpkg-dev is not installed"
 if dpkg-query -W -f '${db:Status-Status}' radaemon 2>/dev/null | grep -qvx not-installed; then
 	ra_fail "a radaemon package is on this machine; this test installs and purges its own: dpkg --purge radaemon first"
 fi
+# The machine's own namespaces: the package is installed for the machine's
+# udevd, whose rule this test checks (lib.sh, ra_own_namespaces).
+RA_MACHINE_NAMESPACES=1
 ra_setup
 
 # --- build -------------------------------------------------------------------

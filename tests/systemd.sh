@@ -33,6 +33,9 @@ for tool in mmdebstrap systemd-nspawn dpkg-buildpackage promtool prometheus-node
 done
 # Building the root (the first run) and the package take minutes, not seconds.
 ((RA_TEST_LIMIT >= 900)) || RA_TEST_LIMIT=900
+# The machine's own namespaces: mmdebstrap fetches packages, the container
+# is the machine's (lib.sh, ra_own_namespaces).
+RA_MACHINE_NAMESPACES=1
 ra_setup
 started=$SECONDS
 

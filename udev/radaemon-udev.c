@@ -34,6 +34,7 @@
 #include "ra-stack.h"
 #include "ra-state.h"
 #include "ra-util.h"
+#include "radaemon-udev-fleet.h"
 
 #define EXIT_USAGE 2
 
@@ -455,6 +456,15 @@ static int run(void) {
                         "radaemon-udev: %s: RADAEMON_IGNORE is set by a udev rule; leaving it alone.\n",
                         arg_name);
                 return 0;
+        }
+
+        /* The fleet's value for the disk's model from hwdb, unless a rule set one. */
+        if (!arg_bdi && !*(getenv("RADAEMON_FLEET_KB") ?: "")) {
+                r = radaemon_udev_fleet_lookup(&a, &a.fleet_kb);
+                if (r < 0)
+                        return r;
+                if (a.fleet_kb > 0)
+                        printf("RADAEMON_FLEET_KB=%" PRIu32 "\n", a.fleet_kb);
         }
 
         r = arg_bdi ? decide_bdi(config, &b, beneath_kb, &a, &decision, &restored)
