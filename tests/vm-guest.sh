@@ -314,6 +314,16 @@ if [[ $phase == 1 ]]; then
 		fail "D-Bus Stack of $top: $stack"
 	fi
 
+	# --- paths: which window the files under a mount point read with ----------------------------
+	mkdir -p /srv/deep && mount /dev/vgdeep/top /srv/deep || fail "mount the deep stack's ext4"
+	out=$(racontrol show /srv/deep/lost+found 2>&1)
+	if [[ $out == "/srv/deep/lost+found: its files read with $top's window (ext4 on /dev/mapper/vgdeep-top, mounted at /srv/deep)"* && $out == *LUKS* ]]; then
+		ok "racontrol show PATH names $top, the top of ext4 on LVM on LUKS on md RAID1, with its stack"
+	else
+		fail "racontrol show /srv/deep/lost+found: $out"
+	fi
+	umount /srv/deep
+
 	# --- a disk removed under a running stack (RAID5 member, by qemu's monitor) -----------------
 	r5c=$(hdd r5c)
 	c=$(cursor)
@@ -409,6 +419,15 @@ if [[ $phase == 1 ]]; then
 	wait_for "[[ \$(kb $lin) == 768 ]]" 10 || fail "the pin did not reach $lin"
 	# After the reboot, the striped LV is activated before the linear one.
 	lvcreate -q -y -L 4G -n first vgra >/dev/null || fail "lvcreate first"
+	# A [path:] section on a directory of vgra/first's ext4, which must hold after the reboot too.
+	mkfs.ext4 -q /dev/vgra/first && mkdir -p /srv/pinned && mount /dev/vgra/first /srv/pinned || fail "ext4 on vgra/first"
+	mkdir -p /srv/pinned/db /etc/radaemon/radaemon.conf.d
+	printf '[path:/srv/pinned/db]\nread_ahead_kb = 640\n' >/etc/radaemon/radaemon.conf.d/path.conf
+	racontrol reload >/dev/null || fail "racontrol reload"
+	first=$(kname /dev/vgra/first)
+	wait_for "[[ \$(kb $first) == 640 ]]" 20 && ok "[path:/srv/pinned/db] set $first (vgra/first) to 640 KiB" ||
+		fail "[path:/srv/pinned/db]: $first at $(kb "$first") KiB ($(prop "$first" reason))"
+	umount /srv/pinned
 	echo 2 >"$PHASE_FILE"
 	sync
 	finish reboot
@@ -433,6 +452,13 @@ else
 fi
 first=$(kname /dev/vgra/first)
 [[ $(kb "$first") != 768 ]] && ok "vgra/first ($first) did not take the pin" || fail "vgra/first ($first) took vgra/linear's pin"
+mount /dev/vgra/first /srv/pinned || fail "mount vgra/first after the reboot"
+if wait_for "[[ \$(kb $first) == 640 ]]" 20; then
+	ok "[path:/srv/pinned/db] found vgra/first ($first) again after the reboot: 640 KiB"
+else
+	fail "[path:/srv/pinned/db] after the reboot: $first at $(kb "$first") KiB ($(prop "$first" reason))"
+fi
+umount /srv/pinned
 
 # --- devices that lie about themselves (scsi_debug), on this kernel ---------------------------
 # Asked for by RA_VM_LIE=1 only, until a whole run of them has passed (docs/devices-that-lie.md).

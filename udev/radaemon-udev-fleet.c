@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <libudev.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,4 +58,15 @@ int radaemon_udev_fleet_lookup(const RaDeviceAttrs *a, uint32_t *ret_kb) {
         udev_hwdb_unref(hwdb);
         udev_unref(udev);
         return 0;
+}
+
+int radaemon_udev_fleet(RaDeviceAttrs *a) {
+        int r;
+
+        if (*(getenv("RADAEMON_FLEET_KB") ?: ""))
+                return 0;
+        r = radaemon_udev_fleet_lookup(a, &a->fleet_kb);
+        if (r >= 0 && a->fleet_kb > 0)
+                printf("RADAEMON_FLEET_KB=%" PRIu32 "\n", a->fleet_kb);
+        return r;
 }

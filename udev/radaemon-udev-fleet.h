@@ -13,3 +13,10 @@
  * take (said on stderr). -ENOMEM.
  */
 int radaemon_udev_fleet_lookup(const RaDeviceAttrs *a, uint32_t *ret_kb);
+
+/*
+ * The fleet's value for a disk's model, unless a rule of the machine's set
+ * RADAEMON_FLEET_KB already: looked up into a->fleet_kb and printed for
+ * udev's database (radaemon reads it there). -ENOMEM.
+ */
+int radaemon_udev_fleet(RaDeviceAttrs *a);

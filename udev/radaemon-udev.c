@@ -458,14 +458,9 @@ static int run(void) {
                 return 0;
         }
 
-        /* The fleet's value for the disk's model from hwdb, unless a rule set one. */
-        if (!arg_bdi && !*(getenv("RADAEMON_FLEET_KB") ?: "")) {
-                r = radaemon_udev_fleet_lookup(&a, &a.fleet_kb);
-                if (r < 0)
-                        return r;
-                if (a.fleet_kb > 0)
-                        printf("RADAEMON_FLEET_KB=%" PRIu32 "\n", a.fleet_kb);
-        }
+        r = arg_bdi ? 0 : radaemon_udev_fleet(&a);
+        if (r < 0)
+                return r;
 
         r = arg_bdi ? decide_bdi(config, &b, beneath_kb, &a, &decision, &restored)
                     : decide(config, &a, &decision, &restored);
