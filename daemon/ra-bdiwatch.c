@@ -11,7 +11,6 @@
 #include "ra-bdiwatch.h"
 #include "ra-context.h"
 #include "ra-log.h"
-#include "ra-pathwatch.h"
 #include "ra-registry.h"
 #include "ra-store.h"
 #include "ra-tune.h"
@@ -268,7 +267,7 @@ static int on_mountinfo(sd_event_source *s, int fd, uint32_t revents, void *user
         Manager *m = userdata;
 
         ra_bdiwatch_scan(m, "mount");
-        ra_pathwatch_schedule(m);
+        m->on_mounts_moved(m);
         return 0;
 }
 

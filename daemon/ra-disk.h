@@ -55,7 +55,7 @@ typedef struct RaDisk {
         /*
          * A block device's identity as it reports it; identity differs
          * while another present device reports the same one
-         * (ra_registry_keep_apart()).
+         * (ra_identify(), daemon/ra-identify.c).
          */
         char *reported_identity;
         dev_t devnum;

@@ -44,6 +44,7 @@ int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {
         m->on_disks_changed = ra_sampler_disks_changed;
         m->on_manager_changed = ra_bus_manager_changed;
         m->on_bdis_moved = ra_bdiwatch_scan;
+        m->on_mounts_moved = ra_pathwatch_schedule;
         m->on_reload = ra_manager_reload;
         m->on_calibration = ra_tune_calibration;
         if (config_path) {

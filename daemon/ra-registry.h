@@ -14,20 +14,6 @@ int ra_registry_add(Manager *m, RaKind kind, const char *name, RaDisk **ret);
 /* Takes d out of the registry and frees it. */
 void ra_registry_remove(Manager *m, RaDisk *d);
 
-/*
- * d's identity, once every disk of a batch of udev events is in the
- * registry, so that two present devices reporting one identity are seen
- * whatever their order: each is kept apart (ra_device_identity_apart();
- * the ones known before are added to *partners), neither takes the other's
- * state, and the log says so. Otherwise what an earlier radaemon kept
- * under its old identity moves to it. previous: its identity before the
- * event, NULL for a new one.
- */
-void ra_registry_identify(Manager *m, RaDisk *d, const char *previous, char ***partners);
-
-/* The partners ra_registry_identify() named: apart too, decided again and announced. */
-void ra_registry_keep_partners_apart(Manager *m, char **partners);
-
 /* Something the sampler's tracer filters depend on changed (which disks a bdi reads through). */
 void ra_registry_changed(Manager *m);
 

@@ -11,8 +11,8 @@
 #include <sys/un.h>
 
 #include "ra-context.h"
+#include "ra-identify.h"
 #include "ra-log.h"
-#include "ra-pathwatch.h"
 #include "ra-registry.h"
 #include "ra-store.h"
 #include "ra-tune.h"
@@ -164,12 +164,12 @@ static void batch_finish(Manager *m, Batch *b) {
         _cleanup_(ra_strv_freep) char **partners = NULL;
 
         for (size_t i = 0; i < b->n; i++)
-                ra_registry_identify(m, b->items[i].disk, b->items[i].tune.before.identity, &partners);
+                ra_identify(m, b->items[i].disk, b->items[i].tune.before.identity, &partners);
         (void) ra_store_flush(m);
         for (size_t i = 0; i < b->n; i++)
                 finish_device(m, &b->items[i]);
         b->n = 0;
-        ra_registry_keep_partners_apart(m, partners);
+        ra_identify_partners_apart(m, partners);
 }
 
 static void batch_add(Manager *m, Batch *b, struct udev_device *dev, const char *event) {
@@ -368,7 +368,7 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
                 m->on_bdis_moved(m, "udev");
         schedule_trim(m);
         /* A stack built or taken apart moves what a [path:] section's files read with. */
-        ra_pathwatch_schedule(m);
+        m->on_mounts_moved(m);
 
         /* The socket overflowed: events are lost, so look at everything again. */
         if (error == ENOBUFS) {
