@@ -71,7 +71,7 @@ typedef struct Manager {
         void (*on_manager_changed)(struct Manager *m, const char *property); /* the store's StateError */
         void (*on_bdis_moved)(struct Manager *m, const char *event); /* udev saw what bdis stand on */
         void (*on_mounts_moved)(struct Manager *m); /* mounts or stacks changed: [path:] sections follow */
-        int (*on_reload)(struct Manager *m);                         /* Reload() over the bus */
+        int (*on_reload)(struct Manager *m);        /* Reload() over the bus */
         /* A calibration started (running), or ended with what it measured (NULL: nothing) (ra-calibrate.c).
          */
         void (*on_calibration)(struct Manager *m, RaDisk *d, bool running, const RaCalib *measured);
