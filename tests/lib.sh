@@ -253,6 +253,9 @@ ra_config() {
 	# A calibration reads each new disk once and changes its value an
 	# interval later: only tests/calibrate.sh, which says calibrate=, has one.
 	grep -qE '^calibrate *=' "$T/radaemon.conf" || printf '\n[policy]\ncalibrate = no\n' >>"$T/radaemon.conf"
+	# The state of the test's own, never the machine's /var/lib/radaemon (nor, in
+	# distcheck, an install prefix with no var/lib, where no original could be saved).
+	grep -qE '^state_dir *=' "$T/radaemon.conf" || printf '\n[daemon]\nstate_dir = %s\n' "$T/state" >>"$T/radaemon.conf"
 	# -a: a mount point may be any bytes, which grep would call binary (tests/utf8.sh).
 	local line word
 	grep -qaE '^devices *=' "$T/radaemon.conf" || ra_fail "test config has no devices= allow-list"
