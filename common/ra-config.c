@@ -663,22 +663,30 @@ void ra_config_bdi_settings(const RaConfig *c, const char *const *keys, RaSettin
 
 int ra_config_resolve_paths(RaConfig *c, const char *sysfs_root, const char *mountinfo, const char *fstab,
                             bool *ret_changed) {
+        RaPathMounts mounts = {};
         bool changed = false;
+        int r;
 
         for (size_t i = 0; i < c->n_sections; i++) {
                 RaDeviceSection *s = &c->sections[i];
                 _cleanup_free_ char *real = NULL;
                 RaPathObject o = {};
-                int r;
 
                 if (!s->path)
                         continue;
+                if (!mounts.mounted) {
+                        r = ra_path_mounts_load(mountinfo, fstab, &mounts);
+                        if (r < 0)
+                                return r;
+                }
 
                 /* Through its links where it exists (/srv a link to /data): mountinfo names the target. */
                 real = realpath(s->glob, NULL);
-                r = ra_path_object(sysfs_root, mountinfo, fstab, real ?: s->glob, &o);
-                if (r == -ENOMEM)
+                r = ra_path_object_in(sysfs_root, &mounts, real ?: s->glob, &o);
+                if (r == -ENOMEM) {
+                        ra_path_mounts_clear(&mounts);
                         return r;
+                }
                 if (r < 0 ? s->resolved != NULL
                           : !ra_streq(s->resolved, o.name) || s->resolved_bdi != o.bdi) {
                         changed = true;
@@ -688,6 +696,7 @@ int ra_config_resolve_paths(RaConfig *c, const char *sysfs_root, const char *mou
                 }
                 ra_path_object_clear(&o);
         }
+        ra_path_mounts_clear(&mounts);
 
         if (ret_changed)
                 *ret_changed = changed;

@@ -10,7 +10,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "ra-bdi.h"
+#include "ra-bdi-mount.h"
 #include "ra-path.h"
 #include "ra-util.h"
 
@@ -69,46 +69,24 @@ static int block_device_name(const char *sysfs_root, dev_t dev, char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
-/* A btrfs's bdi, found from a device it is on ("/dev/sdb", "/dev/mapper/x"). */
-static int btrfs_bdi_name(const char *sysfs_root, const char *source, char **ret) {
-        _cleanup_free_ char *resolved = NULL;
+/* The object a mount's files read with: its bdi (ra_bdi_of_mount) or, on a disk, the disk. */
+static int object_of(const char *sysfs_root, struct libmnt_fs *fs, RaPathObject *o) {
+        RaBdiKind kind;
         RaBdi b = {};
         int r;
 
-        if (!source || source[0] != '/')
-                return -ENODEV;
-        /* /dev/mapper/x and /dev/disk/by-* are links to the kernel's name. */
-        resolved = realpath(source, NULL);
-        r = ra_bdi_read_btrfs(sysfs_root, last_component(resolved ? resolved : source), &b);
-        if (r >= 0)
-                *ret = TAKE_PTR(b.name);
-        ra_bdi_clear(&b);
-        return r == -ENOENT ? -ENODEV : r;
-}
-
-static int object_of(const char *sysfs_root, struct libmnt_fs *fs, RaPathObject *o) {
-        const char *fs_type = mnt_fs_get_fstype(fs);
-        dev_t dev = mnt_fs_get_devno(fs);
-        char bdi[64];
-
-        if (fs_type && strcmp(fs_type, "btrfs") == 0) {
+        r = ra_bdi_of_mount(sysfs_root, fs, &b);
+        if (r > 0) {
                 o->bdi = true;
-                return btrfs_bdi_name(sysfs_root, mnt_fs_get_source(fs), &o->name);
+                o->name = TAKE_PTR(b.name);
         }
-        if (fs_type && strcmp(fs_type, "fuseblk") == 0) {
-                o->bdi = true;
-                (void) snprintf(bdi, sizeof(bdi), "%u:%u-fuseblk", major(dev), minor(dev));
-        } else if (major(dev) == 0) {
-                /* FUSE, NFS, cifs: a bdi of their own, named after the anonymous dev. */
-                o->bdi = true;
-                (void) snprintf(bdi, sizeof(bdi), "%u:%u", major(dev), minor(dev));
-        } else
-                return block_device_name(sysfs_root, dev, &o->name);
-
-        if (!ra_bdi_exists(sysfs_root, bdi))
-                return -ENODEV; /* tmpfs, proc, overlay: nothing reads ahead for them */
-        o->name = strdup(bdi);
-        return o->name ? 0 : -ENOMEM;
+        ra_bdi_clear(&b);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        kind = ra_bdi_kind_from_fs_type(mnt_fs_get_fstype(fs));
+        if (major(mnt_fs_get_devno(fs)) == 0 || kind == RA_BDI_BTRFS || kind == RA_BDI_FUSEBLK)
+                return -ENODEV; /* tmpfs, proc, overlay: nothing reads ahead for them; or gone */
+        return block_device_name(sysfs_root, mnt_fs_get_devno(fs), &o->name);
 }
 
 /*
@@ -133,25 +111,35 @@ static struct libmnt_fs *find_mount(struct libmnt_table *table, const char *path
 }
 
 /* Whether fstab has a mount at path or above it that is deeper than mounted, which is not there yet. */
-static bool awaits_mount(const char *fstab, const char *path, struct libmnt_fs *mounted) {
-        struct libmnt_table *table;
+static bool awaits_mount(struct libmnt_table *fstab, const char *path, struct libmnt_fs *mounted) {
         struct libmnt_fs *fs;
-        bool awaits;
 
         if (!fstab)
-                return false;
-        table = mnt_new_table_from_file(fstab);
-        if (!table)
                 return false; /* no fstab: what is mounted is all there is */
-        fs = find_mount(table, path);
-        awaits = fs && strlen(mnt_fs_get_target(fs)) > strlen(mnt_fs_get_target(mounted));
-        mnt_unref_table(table);
-        return awaits;
+        fs = find_mount(fstab, path);
+        return fs && strlen(mnt_fs_get_target(fs)) > strlen(mnt_fs_get_target(mounted));
 }
 
-int ra_path_object(const char *sysfs_root, const char *mountinfo, const char *fstab, const char *path,
-                   RaPathObject *ret) {
-        struct libmnt_table *table;
+void ra_path_mounts_clear(RaPathMounts *m) {
+        mnt_unref_table(m->mounted);
+        mnt_unref_table(m->fstab);
+        *m = (RaPathMounts){};
+}
+
+int ra_path_mounts_load(const char *mountinfo, const char *fstab, RaPathMounts *ret) {
+        RaPathMounts m = {};
+
+        m.mounted = mnt_new_table_from_file(mountinfo);
+        if (!m.mounted)
+                return -errno ?: -EIO;
+        if (fstab)
+                m.fstab = mnt_new_table_from_file(fstab); /* NULL: none, and nothing awaited */
+        *ret = m;
+        return 0;
+}
+
+int ra_path_object_in(const char *sysfs_root, const RaPathMounts *mounts, const char *path,
+                      RaPathObject *ret) {
         struct libmnt_fs *fs;
         RaPathObject o = {};
         int r;
@@ -159,19 +147,11 @@ int ra_path_object(const char *sysfs_root, const char *mountinfo, const char *fs
         if (!path || path[0] != '/')
                 return -EINVAL;
 
-        table = mnt_new_table_from_file(mountinfo);
-        if (!table)
-                return -errno ?: -EIO;
-
-        fs = find_mount(table, path);
-        if (!fs) {
-                r = -ENOENT;
-                goto finish;
-        }
-        if (awaits_mount(fstab, path, fs)) {
-                r = -EAGAIN;
-                goto finish;
-        }
+        fs = find_mount(mounts->mounted, path);
+        if (!fs)
+                return -ENOENT;
+        if (awaits_mount(mounts->fstab, path, fs))
+                return -EAGAIN;
 
         r = object_of(sysfs_root, fs, &o);
         if (r < 0)
@@ -187,6 +167,20 @@ int ra_path_object(const char *sysfs_root, const char *mountinfo, const char *fs
         o = (RaPathObject){};
 finish:
         ra_path_object_clear(&o);
-        mnt_unref_table(table);
+        return r;
+}
+
+int ra_path_object(const char *sysfs_root, const char *mountinfo, const char *fstab, const char *path,
+                   RaPathObject *ret) {
+        RaPathMounts m;
+        int r;
+
+        if (!path || path[0] != '/')
+                return -EINVAL;
+        r = ra_path_mounts_load(mountinfo, fstab, &m);
+        if (r < 0)
+                return r;
+        r = ra_path_object_in(sysfs_root, &m, path, ret);
+        ra_path_mounts_clear(&m);
         return r;
 }

@@ -6,6 +6,8 @@
 
 #include "ra-macro.h"
 
+struct libmnt_table;
+
 /*
  * Which window the files under a path read with. Administrators speak of
  * "the device my data directory is on"; the kernel gives a file, at open,
@@ -43,6 +45,17 @@ void ra_path_object_clear(RaPathObject *o);
  */
 int ra_path_object(const char *sysfs_root, const char *mountinfo, const char *fstab, const char *path,
                    RaPathObject *ret);
+
+/* mountinfo and fstab read once, for many paths (every [path:] section at a mount change). */
+typedef struct RaPathMounts {
+        struct libmnt_table *mounted;
+        struct libmnt_table *fstab; /* NULL: not asked, or none */
+} RaPathMounts;
+
+int ra_path_mounts_load(const char *mountinfo, const char *fstab, RaPathMounts *ret);
+void ra_path_mounts_clear(RaPathMounts *m);
+int ra_path_object_in(const char *sysfs_root, const RaPathMounts *mounts, const char *path,
+                      RaPathObject *ret);
 
 /* A command-line or configuration argument meant as a path, not a device name. */
 bool ra_path_is_path(const char *s);
