@@ -4,6 +4,7 @@ under the device model with the same cell under the old throttle.
 
   compare.py merge OUT.json RUN.json...        one results file of many runs
   compare.py compare MODEL.json THROTTLE.json  a Markdown table on stdout
+  compare.py users OLD.json NEW.json           two --user runs (run.py or fs.py), cell by cell
 
 The comparison shows per cell the oracle (the best fixed window) and the
 kernel default's score (default / oracle) under both emulations, and what
@@ -15,6 +16,7 @@ import math
 import sys
 
 import report
+import users
 
 # The model class each throttled class stood for.
 THROTTLED_NAME = {"hdd-7200": "hdd", "ssd-ctrl": "ssd-ctrl", "usb-stick": "usb-stick",
@@ -76,11 +78,39 @@ def compare(model_path, throttle_path):
     print("\n".join(rows))
 
 
+def compare_users(old_path, new_path):
+    """Two user-suite results side by side: per cell and start mode the worst
+    first run and the worst runs 2-5 over the iterations, each against its
+    own invocation's oracle; then the geometric means' range."""
+    (old, old_means, old_its), (new, new_means, new_its) = (
+        users.analyse(json.load(open(p))["cells"]) for p in (old_path, new_path))
+
+    def worst(row, which):
+        xs = [v[which] for v in row["by_iteration"].values() if v[which] is not None]
+        return f"{min(xs):.2f}" if xs else "–"
+    rows = ["| cell | mode | old worst first | new worst first | old worst 2-5 | new worst 2-5 |",
+            "|---|---|---|---|---|---|"]
+    for key in sorted(set(old) | set(new)):
+        o, n = old.get(key), new.get(key)
+        rows.append(f"| {key[0]} | {key[1]} | " + " | ".join(
+            worst(r, w) if r else "–" for w in ("first", "rest") for r in (o, n)) + " |")
+    rows += ["", "| mode | score | old geometric means | new geometric means |", "|---|---|---|---|"]
+    for start in users.START_MODES:
+        for which in ("first", "run2", "rest"):
+            o = [users.fmt(old_means.get((i, start, which))) for i in old_its]
+            n = [users.fmt(new_means.get((i, start, which))) for i in new_its]
+            if set(o + n) - {"-"}:
+                rows.append(f"| {start} | {which} | {', '.join(o)} | {', '.join(n)} |")
+    print("\n".join(rows))
+
+
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "merge":
         merge(sys.argv[2], sys.argv[3:])
     elif len(sys.argv) == 4 and sys.argv[1] == "compare":
         compare(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "users":
+        compare_users(sys.argv[2], sys.argv[3])
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -59,6 +59,11 @@ class Daemon:
         self.process = None
         self.traced = False
 
+    def state_empty(self):
+        """Whether the state directory holds nothing: a daemon that has
+        learned nothing (the bench's user suite insists on it)."""
+        return not os.listdir(os.path.join(self.dir, "state"))
+
     def write_config(self):
         # Ten names a line: long lists continue on indented lines.
         # No names (a FUSE bench: bdis only): devices= cannot be empty, and

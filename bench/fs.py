@@ -50,6 +50,10 @@ leaves it, then the same workload --repeat-runs times, every run scored
   bench/fs.py --classes usb-stick,hdd-7200 --fs btrfs,btrfs2 --workloads pcat,tar
   bench/fs.py --fs fuse --links sshfs-1gbe,sshfs-wan --workloads cat1,cat4,mmap-rand
   bench/fs.py --report-only bench/results/X-fs.json
+  bench/fs.py --user                 what users see (users.py): every cell with no
+                                     wait and with an idle start, runs 1 and 2-5
+                                     scored, 3 iterations with fresh daemons
+  bench/fs.py --user --quick         ssd-ctrl, ext4, dd1 and mmap-rand, 2 iterations
 
 Every run is capped at --runtime seconds (throughput over the time it ran).
 Run as root from a build tree; it makes loop devices 5000-5999 and
@@ -58,6 +62,7 @@ all of it when it ends. Hold /run/radaemon-bench.lock while measuring.
 """
 import argparse
 import contextlib
+import errno
 import json
 import os
 import pwd
@@ -70,6 +75,7 @@ import time
 
 import model
 import modes as modes_
+import users
 from classes import CLASSES, Device
 from daemon import Daemon, warn_if_foreign_daemon
 from machine import Interrupted, Machine, log, read_kb, set_kb, wait_idle
@@ -448,9 +454,32 @@ class FsDevice:
                 subprocess.run(["btrfs", "device", "scan", "--forget", d.node],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
+    def released(self):
+        """Whether no superblock holds the devices any more: an exclusive open
+        fails with EBUSY while a file system on them is mounted anywhere."""
+        for d in self.devices:
+            try:
+                os.close(os.open(d.node, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC))
+            except OSError as e:
+                if e.errno == errno.EBUSY:
+                    return False
+                raise
+        return True
+
     def cold(self):
         """A cold page cache for this file system alone (and the devices' own)."""
         self.umount()
+        # A copy of the mount in another mount namespace (a test's unshare -m
+        # while it was mounted) keeps the superblock and its page cache alive:
+        # the next mount would read from memory (seen: a 256 MiB dd at
+        # 1.9 GB/s on a 270 MB/s model). main() runs fs.py in a namespace of
+        # its own so that none is made; this catches any other holder.
+        deadline = time.monotonic() + 10
+        while not self.released():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{' '.join(self.names)}: still held after umount (a mount "
+                                   "elsewhere?): a fresh mount would not have a cold cache")
+            time.sleep(0.1)
         for d in self.devices:
             wait_idle(d.name)
             subprocess.run(["blockdev", "--flushbufs", d.node], check=True)
@@ -756,6 +785,15 @@ def wait_for_calibration(fs, daemon, since, timeout):
             "kb_before_run1": fs.read_knob(), "log": lines}
 
 
+def idle_wait(fs, daemon, since, idle_s):
+    """The user suite's idle start: idle_s seconds of nothing after run 1's
+    mount, then what the daemon's log says of a calibration meanwhile."""
+    time.sleep(idle_s)
+    out = wait_for_calibration(fs, daemon, since, 0) if fs.names else {"kb_before_run1": fs.read_knob()}
+    out["waited_s"] = idle_s
+    return out
+
+
 def measure(machine, fs, workload, runtime, daemon=None, phase_kb=None, settle=None):
     """One scored run on a fresh mount; settle(since), if given, runs between
     the mount and the workload and its answer is the run's "settle"."""
@@ -831,7 +869,8 @@ def run_phase_follow(machine, fs, scans, lookups, runtime, repeat):
     return out
 
 
-def run_repeat(machine, fs, workload, runs, runtime, builddir, interval_ms, tag, calib_wait=0):
+def run_repeat(machine, fs, workload, runs, runtime, builddir, interval_ms, tag, calib_wait=0,
+               idle_s=0):
     """A fresh daemon with an empty state on a device as the kernel leaves it; runs scored.
 
     calib_wait > 0: a real new disk sits idle for seconds between its mount
@@ -840,7 +879,10 @@ def run_repeat(machine, fs, workload, runs, runtime, builddir, interval_ms, tag,
     daemon first samples the disk once (it would have seen it arrive), then
     run 1's fresh mount (a disk used within the minute: a rotational one may
     be measured), then up to calib_wait s until the daemon's calibration
-    ended, then the job."""
+    ended, then the job.
+
+    idle_s > 0 (the user suite's idle start): after run 1's fresh mount the
+    device sits idle idle_s seconds, whatever the daemon does, then the job."""
     fs.fixed_kb = None
     for d in fs.devices:
         d.reset()
@@ -850,6 +892,7 @@ def run_repeat(machine, fs, workload, runs, runtime, builddir, interval_ms, tag,
     # btrfs, FUSE: the daemon manages the bdi of our mount point (bdis=) beside the disks.
     daemon = Daemon(machine, builddir, fs.names, tag=tag, interval_ms=interval_ms,
                     bdis=[fs.mnt] if fs.on_bdi else ())
+    fresh = daemon.state_empty()
     daemon.start()
     results = []
     calibration = None
@@ -861,6 +904,8 @@ def run_repeat(machine, fs, workload, runs, runtime, builddir, interval_ms, tag,
                 settle = None
                 if i == 0 and calib_wait > 0 and fs.names:
                     settle = lambda since: wait_for_calibration(fs, daemon, since, calib_wait)
+                elif i == 0 and idle_s > 0:
+                    settle = lambda since: idle_wait(fs, daemon, since, idle_s)
                 results.append(measure(machine, fs, workload, runtime, daemon=daemon, settle=settle))
                 if "settle" in results[-1]:
                     calibration = results[-1].pop("settle")
@@ -870,7 +915,9 @@ def run_repeat(machine, fs, workload, runs, runtime, builddir, interval_ms, tag,
     names = fs.names + (fs.bdis_seen if fs.on_bdi else [])
     decisions = [line.strip() for line in daemon.output().splitlines()
                  if any(f"{n}:" in line for n in names)]
-    out = {"runs": results, "timeline": timeline.changes, "decisions": decisions}
+    out = {"runs": results, "timeline": timeline.changes, "decisions": decisions,
+           "state_fresh": fresh,
+           "calibration_log": [line for line in decisions if ": calibrat" in line]}
     if calibration is not None:
         out["calibration"] = calibration
     return out
@@ -929,6 +976,68 @@ def run_cell(machine, fs, workload, sweep, args):
     cell["load"] = [load_before, loadavg()]
     log(f"  load average (1, 5, 15 min) before {load_before}, after {cell['load'][1]}")
     return cell
+
+
+def user_cell(machine, fs, workload, sweep, args, cell, iteration):
+    """One iteration of the user suite on a cell (users.py): this iteration's
+    rounds of the fixed values, then each start mode under a fresh daemon."""
+    if cell is None:
+        log(f"cell {fs.cell_class}/{fs.fstype}/{workload} on {' '.join(fs.names) or fs.mnt}")
+        cell = {"class": fs.cell_class, "fs": fs.fstype, "workload": workload,
+                "unit": WORKLOADS[workload][0], "devices": fs.names,
+                "knob": "bdi" if fs.on_bdi else "disk", "kernel_kb": fs.kernel_kb,
+                "points": {}, "user": [], "load": []}
+        earlier = args.oracle_cells.get((fs.cell_class, fs.fstype, workload))
+        if earlier:
+            cell["points"] = dict(earlier["points"])
+            cell["oracle_from"] = {"json": args.oracle_from, "date": args.oracle_date,
+                                   "values": sorted(int(k) for k in earlier["points"])}
+    load_before = loadavg()
+    borrowed = set(cell.get("oracle_from", {}).get("values", []))
+    for _ in users.fixed_rounds(iteration, args.iterations, args.repeat):
+        for kb in sorted(set(sweep) | {fs.kernel_kb}):
+            if kb not in borrowed:
+                cell["points"].setdefault(str(kb), []).append(
+                    run_fixed(machine, fs, workload, kb, args.runtime))
+    for start in args.starts:
+        tag = f"user-{iteration}-{start}-{fs.cell_class}-{fs.fstype}-{workload}"
+        entry = run_repeat(machine, fs, workload, args.user_runs, args.runtime, args.builddir,
+                           args.interval_ms, tag, idle_s=args.idle_s if start == "idle" else 0)
+        entry.update(start=start, iteration=iteration, calibration_settle=entry.pop("calibration", None),
+                     calibration=entry.pop("calibration_log"))
+        cell["user"].append(entry)
+        log(f"  iteration {iteration + 1}/{args.iterations} {start}: " + " ".join(
+            f"{r['score']:.4g}@{r['kb_at_open']}" for r in entry["runs"]))
+    cell["load"].append([load_before, loadavg()])
+    return cell
+
+
+def user_markdown(data):
+    """The user suite's report (users.py), file-system suite."""
+    u = data["user"]
+    lines = [f"# File-system suite as users see it, {data['date']}, Linux {data['kernel']}", "",
+             f"Command: `{data['command']}`" + (f", {data['duration_s'] / 60:.1f} minutes"
+                                                 if "duration_s" in data else "") + ".", ""]
+    if data.get("quick"):
+        lines += ["**A --quick run: it checks the machinery; its numbers are not results.**", ""]
+    loads = [x for c in data["cells"] for pair in c.get("load", []) for x in (pair[0][0], pair[1][0])]
+    if loads:
+        lines += [f"Load average (1 min) between cells: {min(loads):.2f}-{max(loads):.2f}.", ""]
+    lines += users.intro(u["iterations"], u["starts"], u["idle_s"], u["runs"], data["runtime"])
+    lines += ["Each run mounts the file system afresh (a cold page cache). The iterations are "
+              "nested in each (class, file system), whose data set is written once; every "
+              "iteration's daemon is a new one with an empty state. The fixed values' rounds "
+              "(`--repeat`) are spread over the iterations."
+              + (" Fixed values of cells marked in the JSON `oracle_from` come from "
+                 f"`{data['oracle_from']}`, not this invocation." if data.get("oracle_from") else ""),
+              ""]
+    targets = [("file-system suite, no wait, runs 2-5 together", "nowait", "rest", 0.90, 0.95, None, ()),
+               ("file-system suite, no wait, first runs (reported)", "nowait", "first", None, None,
+                None, ()),
+               ("idle start, sequential cells' first run", "idle", "first", 0.85, None, None,
+                tuple(SEQUENTIAL))]
+    lines += users.markdown(data["cells"], unscored=UNSCORED, targets=targets)
+    return "\n".join(lines) + "\n"
 
 
 def score_cell(cell):
@@ -1223,14 +1332,14 @@ def bdi_table(cells, what):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--classes", default="hdd-7200,ssd-ctrl")
-    p.add_argument("--fs", default="ext4,xfs", help=f"of {', '.join(MKFS)}, fuse")
+    p.add_argument("--classes", help="comma-separated (default hdd-7200,ssd-ctrl)")
+    p.add_argument("--fs", help=f"of {', '.join(MKFS)}, fuse (default ext4,xfs)")
     p.add_argument("--links", default="sshfs-1gbe", help=f"fuse's links, of {', '.join(LINKS)}")
-    p.add_argument("--workloads", default=",".join(WORKLOADS))
-    p.add_argument("--sweep", default="16,128,512,2048,8192", help="fixed values, KiB")
+    p.add_argument("--workloads", help="comma-separated (default all)")
+    p.add_argument("--sweep", help="fixed values, KiB (default 16,128,512,2048,8192)")
     p.add_argument("--repeat", type=int, default=1, help="runs of every fixed value")
     p.add_argument("--repeat-runs", type=int, default=5, help="radaemon's scored runs (0: none)")
-    p.add_argument("--runtime", type=int, default=10, help="seconds a run may take at most")
+    p.add_argument("--runtime", type=int, help="seconds a run may take at most (default 10)")
     p.add_argument("--phase-follow", metavar="SCANS/LOOKUPS",
                    help="the phase workload also with a window per phase, every pair of "
                         "SCANS and LOOKUPS (KiB, comma-separated), e.g. 128,2048,8192/4,16,128")
@@ -1244,7 +1353,40 @@ def main():
     p.add_argument("--calib-wait", type=float, default=15,
                    help="repeat mode: seconds at most between run 1's mount and its job for the "
                         "daemon to calibrate the new disk (0: the job at once)")
+    p.add_argument("--user", action="store_true",
+                   help="the user suite (users.py): every cell with no wait and with an idle start, "
+                        "runs 1 and 2-5 scored, the whole suite --iterations times")
+    p.add_argument("--quick", action="store_true",
+                   help="with --user: ssd-ctrl, ext4, dd1 and mmap-rand, 3 s runs, 3 fixed values, "
+                        "2 iterations (minutes; checks the machinery)")
+    p.add_argument("--iterations", type=int,
+                   help=f"--user: runs of the whole suite (default {users.ITERATIONS}; --quick 2)")
+    p.add_argument("--starts", default=",".join(users.START_MODES),
+                   help="--user: start modes, comma-separated: nowait, idle")
+    p.add_argument("--idle-s", type=float, default=users.IDLE_S,
+                   help="--user: seconds the device sits idle before its first job in idle mode")
+    p.add_argument("--user-runs", type=int, default=users.USER_RUNS,
+                   help="--user: scored jobs per cell and start mode")
     args = p.parse_args()
+    quick = args.quick
+    defaults = {"classes": "ssd-ctrl" if quick else "hdd-7200,ssd-ctrl",
+                "fs": "ext4" if quick else "ext4,xfs",
+                "workloads": "dd1,mmap-rand" if quick else ",".join(WORKLOADS),
+                "sweep": "16,128,2048" if quick else "16,128,512,2048,8192",
+                "runtime": 3 if quick else 10,
+                "iterations": 2 if quick else users.ITERATIONS}
+    for k, v in defaults.items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
+    if quick and not args.user:
+        p.error("--quick is the user suite's (--user)")
+    if args.user:
+        try:
+            args.starts = users.parse_starts(args.starts)
+        except ValueError as e:
+            p.error(str(e))
+        if args.user_runs < 2:
+            p.error("--user-runs must be 2 or more (run 1, then runs 2-N)")
     args.builddir = os.path.abspath(args.builddir)
     args.oracle_cells, args.oracle_date = {}, None
     if args.oracle_from:
@@ -1259,10 +1401,21 @@ def main():
         with open(args.report_only) as f:
             data = json.load(f)
         directory, stem = os.path.split(args.report_only[:-len(".json")])
+        if "user" in data:
+            print(user_markdown(data), end="")
+            return
         print(markdown(data, plots(data, directory or ".", stem)), end="")
         return
     if os.geteuid() != 0:
         sys.exit("fs.py: run as root")
+    if not os.environ.get("RA_BENCH_OWN_NS"):
+        # Our own mount namespace, whose mounts reach no other: a helper's
+        # `unshare -m` would otherwise copy our mounts, and a copy keeps the
+        # file system's page cache through our "fresh" mounts. Mounts made
+        # outside still reach us (slave); the daemon under test is our child.
+        os.environ["RA_BENCH_OWN_NS"] = "1"
+        os.execvp("unshare", ["unshare", "--mount", "--propagation", "slave",
+                              sys.executable, os.path.abspath(__file__)] + sys.argv[1:])
     classes = [c for c in args.classes.split(",") if c]
     for c in classes:
         if c not in CLASSES:
@@ -1289,13 +1442,26 @@ def main():
         # ra-testfs serves big files only, no tree.
         sys.exit(f"fs.py: fuse runs {', '.join(FUSE_WORKLOADS)} only")
 
-    stem = time.strftime("%Y-%m-%d-%H%M") + f"-{os.uname().release}-fs"
+    stem = time.strftime("%Y-%m-%d-%H%M") + f"-{os.uname().release}-fs" \
+        + ("-user" if args.user else "") + ("-quick" if quick else "")
     os.makedirs(args.results, exist_ok=True)
     data = {"date": time.strftime("%Y-%m-%d %H:%M"), "kernel": os.uname().release,
             "command": " ".join(["fs.py"] + sys.argv[1:]), "runtime": args.runtime,
             "repeat_runs": args.repeat_runs, "calib_wait": args.calib_wait,
             "oracle_from": args.oracle_from, "cells": []}
     json_path = os.path.join(args.results, stem + ".json")
+    started = time.monotonic()
+    if args.user:
+        n = len([1 for _ in classes for f in fstypes if f != "fuse"]) + len(links)
+        cells = [None] * (n * len(workloads))
+        est = users.estimate_s(cells, args.iterations, args.starts, args.idle_s, args.user_runs,
+                               args.runtime + 1.5, len(set(sweep) | {128}), args.repeat)
+        data.update(quick=quick, user={"iterations": args.iterations, "starts": args.starts,
+                                       "idle_s": args.idle_s, "runs": args.user_runs,
+                                       "estimate_s": round(est)})
+        log(f"fs.py: user suite, {len(cells)} cells x {len(args.starts)} start modes x "
+            f"{args.iterations} iterations: at most about {est / 60:.0f} minutes "
+            "(runs capped at --runtime; most end sooner), plus writing each data set")
     warn_if_foreign_daemon()
     with Machine() as machine:
         machine.builddir = args.builddir
@@ -1306,13 +1472,27 @@ def main():
         for make in made:
             fs = make()
             try:
-                for w in workloads:
-                    data["cells"].append(run_cell(machine, fs, w, sweep, args))
-                    with open(json_path, "w") as f:
-                        json.dump(data, f, indent=1)
+                if args.user:
+                    mine = {}
+                    for it in range(args.iterations):
+                        for w in workloads:
+                            mine[w] = user_cell(machine, fs, w, sweep, args, mine.get(w), it)
+                            if it == 0:
+                                data["cells"].append(mine[w])
+                            data["duration_s"] = time.monotonic() - started
+                            with open(json_path, "w") as f:
+                                json.dump(data, f, indent=1)
+                else:
+                    for w in workloads:
+                        data["cells"].append(run_cell(machine, fs, w, sweep, args))
+                        with open(json_path, "w") as f:
+                            json.dump(data, f, indent=1)
             finally:
                 fs.close()
-    report = markdown(data, plots(data, args.results, stem))
+    data["duration_s"] = time.monotonic() - started
+    with open(json_path, "w") as f:
+        json.dump(data, f, indent=1)
+    report = user_markdown(data) if args.user else markdown(data, plots(data, args.results, stem))
     with open(os.path.join(args.results, stem + ".md"), "w") as f:
         f.write(report)
     print(report, end="")

@@ -136,3 +136,32 @@ def summary_line(workload, points, radaemon):
     if radaemon:
         parts.append(f"radaemon({radaemon[-1]['kb_at_open']}):{radaemon[-1]['score']:.4g}")
     return " ".join(parts) + f" {workload.unit}"
+
+
+def calibration_lines(daemon, names):
+    """The daemon's log lines on its calibration of the named devices."""
+    return [line.strip() for line in daemon.output().splitlines()
+            if any(f"{n}: calibrat" in line or f"{n}: cannot calibrate" in line for n in names)]
+
+
+def run_user(machine, device, workload, runtime, builddir, tag, start, idle_s, runs,
+             interval_ms=None):
+    """One start mode of a cell as users run it (users.py): a fresh daemon with
+    an empty state on the device as the kernel leaves it; with start "idle"
+    the device then sits idle idle_s seconds (the calibration's chance), with
+    "nowait" the first job starts at once; then runs jobs, every one scored."""
+    device.reset()
+    daemon = Daemon(machine, builddir, [device.name], tag=tag, interval_ms=interval_ms)
+    fresh = daemon.state_empty()
+    daemon.start()
+    try:
+        with Timeline(device.name) as timeline:
+            if start == "idle":
+                time.sleep(idle_s)
+            results = [measure(machine, device, workload, runtime) for _ in range(runs)]
+        daemon.check_tracing()
+    finally:
+        daemon.stop()
+    return {"start": start, "runs": results, "timeline": timeline.changes,
+            "calibration": calibration_lines(daemon, [device.name]), "state_fresh": fresh,
+            "decisions": daemon.decisions(device.name)}

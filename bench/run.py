@@ -10,6 +10,9 @@ bench/results/<date>-<kernel>.md with one PNG per device class.
   run.py                             every cell (about 41 minutes)
   run.py --classes hdd --workloads seq,mmap-rand --modes sweep,radaemon
   run.py --report-only results/X.json   re-render a report
+  run.py --user                      what users see: no wait and an idle start,
+                                     runs 1 and 2-5 scored, 3 fresh iterations
+  run.py --user --quick              2 cells, 2 iterations: the machinery (minutes)
 
 Run as root from a build tree (after make): it makes loop devices 5000-5999
 and radaemon-bench-* cgroups, and removes them all when it ends.
@@ -27,6 +30,7 @@ import time
 import modes as modes_
 import overhead
 import report
+import users
 from classes import CLASSES, MODEL_CLASSES, Device
 from daemon import warn_if_foreign_daemon
 from machine import Interrupted, Machine, cgroup_version, log
@@ -44,6 +48,11 @@ PRESETS = {
     "quick": {"runtime": 1, "train": 3, "train_runs": 3, "repeat": 2,
               "cells": [("tiny-stick", "probe"), ("ssd-ctrl", "seq"), ("hdd-7200", "mmap-rand")],
               "sweep": {"tiny-stick": [4, 16], None: [16, 128, 512, 2048]}},
+    # The user suite's check of its machinery: a stream and random mmap
+    # reads, each on the class where a wrong first window costs most.
+    "user-quick": {"runtime": 1, "train": 3, "train_runs": 3, "repeat": 1, "iterations": 2,
+                   "cells": [("ssd-ctrl", "seq"), ("hdd-7200", "mmap-rand")],
+                   "sweep": {None: [4, 128, 2048]}},
 }
 
 
@@ -197,6 +206,60 @@ def run_workloads(machine, args, timing, cells, chosen, modes, data, save):
         save()
 
 
+def run_user_suite(machine, args, timing, cells, chosen, data, save):
+    """users.py's suite: the whole suite args.iterations times; in each, every
+    cell's share of the fixed values' rounds, then each start mode under a
+    fresh daemon with args.user_runs jobs scored."""
+    devices = {}
+    for cname, wname in cells:
+        if cname not in devices:
+            devices[cname] = Device(machine, chosen[cname])
+            data["classes"][cname] = devices[cname].describe()
+        w = WORKLOADS[wname]
+        data["workloads"][wname] = dataclasses.asdict(w)
+        data["cells"].append({"class": cname, "workload": wname, "unit": w.unit,
+                              "higher_is_better": w.higher_is_better, "modes": ["sweep"],
+                              "points": {}, "radaemon": [], "user": []})
+    for it in range(args.iterations):
+        for cell, (cname, wname) in zip(data["cells"], cells):
+            device, workload = devices[cname], WORKLOADS[wname]
+            for _ in users.fixed_rounds(it, args.iterations, timing.repeat):
+                for kb in chosen[cname].sweep:
+                    cell["points"].setdefault(str(kb), []).append(
+                        modes_.run_fixed(machine, device, workload, kb, timing.runtime))
+            for start in args.starts:
+                tag = f"user-{it}-{start}-{cname}-{wname}"
+                entry = modes_.run_user(machine, device, workload, timing.runtime, args.builddir,
+                                        tag, start, args.idle_s, args.user_runs, timing.interval_ms)
+                entry["iteration"] = it
+                cell["user"].append(entry)
+                log(f"iteration {it + 1}/{args.iterations} {cname}/{wname} {start}: " + " ".join(
+                    f"{r['score']:.4g}@{r['kb_at_open']}" for r in entry["runs"]) + f" {workload.unit}")
+            save()
+
+
+def user_markdown(data):
+    """The user suite's report (users.py), raw suite."""
+    u = data["user"]
+    m = data["machine"]
+    lines = [f"# radaemon raw suite as users see it: {m['date']}, Linux {m['kernel']}", "",
+             f"{m['radaemon']} at commit {m['commit']}; `{data['command']}`, "
+             f"{data['duration_s'] / 60:.1f} minutes; {m['cpu']}, {m['cores']} cores; load average "
+             f"at start {m['load_start']}, at end {m.get('load_end', '?')}.", ""]
+    if data["preset"] == "user-quick":
+        lines += ["**A --quick run: it checks the machinery; its numbers are not results.**", ""]
+    lines += users.intro(u["iterations"], u["starts"], u["idle_s"], u["runs"], data["timing"]["runtime"])
+    lines += [f"Fixed values: {data['sweep_note']}, {data['timing']['repeat']} run(s) each, spread "
+              "over the iterations. The raw workloads read the block device (bench/README.md); the "
+              "probe's score is KiB read, its ratios inverted.", ""]
+    targets = [("raw suite, no wait, a user's second job (run 2)", "nowait", "run2", 0.95, 0.97,
+                0.03, ()),
+               ("raw suite, no wait, runs 2-5", "nowait", "rest", None, None, 0.03, ()),
+               ("raw suite, idle start, first run", "idle", "first", None, None, 0.03, ())]
+    lines += users.markdown(data["cells"], targets=targets)
+    return "\n".join(lines) + "\n"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -217,6 +280,18 @@ def main():
     parser.add_argument("--results", default=os.path.join(HERE, "results"),
                         help="where the report goes")
     parser.add_argument("--report-only", metavar="JSON", help="render a report from saved results")
+    parser.add_argument("--user", action="store_true",
+                        help="the user suite (users.py): every cell with no wait and with an idle "
+                             "start, runs 1 and 2-5 scored, the whole suite --iterations times")
+    parser.add_argument("--iterations", type=int,
+                        help=f"--user: runs of the whole suite, each with fresh daemons "
+                             f"(default {users.ITERATIONS}; --quick 2)")
+    parser.add_argument("--starts", default=",".join(users.START_MODES),
+                        help="--user: start modes, comma-separated: nowait, idle")
+    parser.add_argument("--idle-s", type=float, default=users.IDLE_S,
+                        help="--user: seconds the device sits idle before its first job in idle mode")
+    parser.add_argument("--user-runs", type=int, default=users.USER_RUNS,
+                        help="--user: scored jobs per cell and start mode")
     args = parser.parse_args()
     args.builddir = os.path.abspath(args.builddir)
 
@@ -226,6 +301,13 @@ def main():
         write_report(data, os.path.dirname(os.path.abspath(args.report_only)),
                      os.path.basename(args.report_only)[:-len(".json")])
         return
+    if args.user:
+        try:
+            args.starts = users.parse_starts(args.starts)
+        except ValueError as e:
+            sys.exit(f"run.py: {e}")
+        if args.user_runs < 2:
+            sys.exit("run.py: --user-runs must be 2 or more (run 1, then runs 2-N)")
     if os.geteuid() != 0:
         sys.exit("run.py: run as root (loop devices, sysfs, cgroups)")
     if not shutil.which("fio"):
@@ -234,7 +316,11 @@ def main():
         log("run.py: gnuplot is missing (apt-get install gnuplot-nox): no plots")
 
     name = "quick" if args.quick else "full"
+    if args.user:
+        name = "user-quick" if args.quick else "full"
     preset = PRESETS[name]
+    if args.user:
+        args.iterations = args.iterations or preset.get("iterations", users.ITERATIONS)
     timing = Timing(args.runtime or preset["runtime"], args.train or preset["train"],
                     args.train_runs or preset["train_runs"], args.repeat or preset["repeat"],
                     args.interval_ms)
@@ -244,19 +330,32 @@ def main():
         sys.exit(f"run.py: {e}")
     what = overhead.ALL if args.overhead == "all" else [] if args.overhead == "none" \
         else split(args.overhead)
+    if args.user:
+        what = []  # the user suite measures the cells alone
+        modes = ["sweep"]
     for w in what:
         if w not in overhead.ALL:
             sys.exit(f"run.py: unknown overhead measurement '{w}'")
     cells, chosen = plan(args, preset) if modes else ([], {})
 
     info = machine_info(args.builddir)
-    stem = f"{info['date']}-{info['kernel']}" + ("-quick" if args.quick else "")
+    stem = f"{info['date']}-{info['kernel']}" + ("-user" if args.user else "") \
+        + ("-quick" if args.quick else "")
     os.makedirs(args.results, exist_ok=True)
     sweeps = sorted({(min(c.sweep), max(c.sweep)) for c in chosen.values()})
     data = {"machine": info, "preset": name, "command": " ".join(["run.py"] + sys.argv[1:]),
             "timing": dataclasses.asdict(timing), "classes": {}, "workloads": {}, "cells": [],
             "sweep_note": "; ".join(f"{lo}…{hi} KiB by doubling" for lo, hi in sweeps),
             "notes": notes(timing, chosen, args.quick), "duration_s": 0}
+    if args.user:
+        data["user"] = {"iterations": args.iterations, "starts": args.starts,
+                        "idle_s": args.idle_s, "runs": args.user_runs}
+        fixed = max(len(c.sweep) for c in chosen.values())
+        est = users.estimate_s(cells, args.iterations, args.starts, args.idle_s, args.user_runs,
+                               timing.runtime + 1.0, fixed, timing.repeat)
+        data["user"]["estimate_s"] = round(est)
+        log(f"run.py: user suite, {len(cells)} cells x {len(args.starts)} start modes x "
+            f"{args.iterations} iterations: about {est / 60:.0f} minutes")
     started = time.monotonic()
     json_path = os.path.join(args.results, stem + ".json")
 
@@ -269,7 +368,10 @@ def main():
     warn_if_foreign_daemon()
     with Machine() as machine:
         machine.builddir = args.builddir
-        run_workloads(machine, args, timing, cells, chosen, modes, data, save)
+        if args.user:
+            run_user_suite(machine, args, timing, cells, chosen, data, save)
+        else:
+            run_workloads(machine, args, timing, cells, chosen, modes, data, save)
     if what:
         with Machine() as machine:
             data["overhead"] = overhead.measure(machine, args.builddir, what, name)
@@ -280,6 +382,12 @@ def main():
 
 
 def write_report(data, directory, stem):
+    if "user" in data:
+        path = os.path.join(directory, stem + ".md")
+        with open(path, "w") as f:
+            f.write(user_markdown(data))
+        log(f"run.py: wrote {path}")
+        return
     plots = report.plots(data, directory, stem)
     path = os.path.join(directory, stem + ".md")
     with open(path, "w") as f:
