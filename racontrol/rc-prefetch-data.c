@@ -15,7 +15,7 @@
 
 #include "ra-macro.h"
 #include "ra-util.h"
-#include "rc-prefetch-internal.h"
+#include "rc-prefetch-state.h"
 
 /* --data: where the file starts on the device, for the read order. */
 void rc_data_add_file(RcWalk *w, Dir *d, const char *name, uint64_t size) {

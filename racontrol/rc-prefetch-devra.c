@@ -16,7 +16,7 @@
 
 #include "ra-macro.h"
 #include "ra-util.h"
-#include "rc-prefetch-internal.h"
+#include "rc-prefetch-state.h"
 
 /* Largest gap between two metadata blocks still read as one: a seek costs
  * more than reading a megabyte on a disk, and one command more than that

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ra-macro.h"
-#include "rc-prefetch-internal.h"
+#include "rc-prefetch-state.h"
 
 void rc_task_free(Task *t) {
         if (!t)
@@ -89,12 +89,12 @@ static void *worker(void *arg) {
                 pthread_mutex_lock(&w->lock);
                 while (!w->head && w->busy > 0 && !atomic_load(&w->stop))
                         pthread_cond_wait(&w->cond, &w->lock);
-                if (!w->head && !w->lookups_planned && !atomic_load(&w->stop)) {
-                        /* Every directory is read: the others wait while this one plans. */
-                        w->lookups_planned = true;
+                if (!w->head && !w->drained && !atomic_load(&w->stop)) {
+                        /* The queue ran dry once: the others wait while this thread queues what follows. */
+                        w->drained = true;
                         w->busy++;
                         pthread_mutex_unlock(&w->lock);
-                        rc_walk_plan_lookups(w);
+                        w->ops->drained(w);
                         pthread_mutex_lock(&w->lock);
                         w->busy--;
                         pthread_cond_broadcast(&w->cond);
@@ -114,16 +114,8 @@ static void *worker(void *arg) {
                 w->busy++;
                 pthread_mutex_unlock(&w->lock);
 
-                if (atomic_load(&w->stop))
-                        ;
-                else if (t->pending)
-                        rc_walk_lookup_pending(w, t->begin, t->end);
-                else if (t->dir)
-                        rc_walk_lookup_entries(w, t->dir, t->begin, t->end);
-                else if (buf)
-                        rc_walk_read_dir(w, t, buf);
-                else
-                        rc_walk_note_error(w, t->path, NULL, -ENOMEM);
+                if (!atomic_load(&w->stop))
+                        w->ops->run(w, t, buf);
                 rc_task_free(t);
 
                 pthread_mutex_lock(&w->lock);
@@ -134,18 +126,19 @@ static void *worker(void *arg) {
         }
 
         /* Unless stopped, a thread leaves the loop only when the queue is empty and no
-         * one is busy: then the list of files is complete and no one else touches it. */
-        if (first && w->data && !stopped)
-                rc_data_read_ahead(w);
+         * one is busy: then what the tasks found is complete and no one else touches it. */
+        if (first && !stopped)
+                w->ops->finished(w);
 
         atomic_fetch_sub(&w->running, 1);
         return NULL;
 }
 
 /* Starts w->n_threads workers; a failure after the first is not the caller's: those run the walk. */
-int rc_queue_start(RcWalk *w) {
+int rc_queue_start(RcWalk *w, const RcQueueOps *ops) {
         int r = 0;
 
+        w->ops = ops;
         w->threads = calloc(w->n_threads, sizeof(*w->threads));
         if (!w->threads)
                 return -ENOMEM;

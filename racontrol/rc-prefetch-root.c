@@ -17,7 +17,7 @@
 
 #include "ra-macro.h"
 #include "ra-util.h"
-#include "rc-prefetch-internal.h"
+#include "rc-prefetch-state.h"
 
 /* The block device beneath a mount: the file system's own device number,
  * or, where that is an anonymous one (btrfs), the mount's source, found in

@@ -17,62 +17,7 @@
 
 #include "ra-macro.h"
 #include "ra-util.h"
-#include "rc-prefetch-internal.h"
-
-Dir *rc_dir_unref(Dir *d) {
-        if (!d || atomic_fetch_sub(&d->refs, 1) > 1)
-                return NULL;
-        (void) ra_close(d->fd);
-        free(d->path);
-        free(d->entries);
-        free(d->names);
-        free(d);
-        return NULL;
-}
-
-/* Room for n items in the array *p, whose room is *allocated items of size bytes. */
-bool rc_walk_grow(void **p, size_t *allocated, size_t n, size_t size) {
-        size_t want = *allocated * 2 > n ? *allocated * 2 : n + 1024;
-        void *q;
-
-        if (n <= *allocated)
-                return true;
-        q = reallocarray(*p, want, size);
-        if (!q)
-                return false;
-        *p = q;
-        *allocated = want;
-        return true;
-}
-
-char *rc_walk_path_join(const char *dir, const char *name) {
-        char *p;
-
-        if (asprintf(&p, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name) < 0)
-                return NULL;
-        return p;
-}
-
-void rc_walk_note_error(RcWalk *w, const char *path, const char *name, int r) {
-        atomic_uint_fast64_t *counter;
-
-        if (r == -ENOENT)
-                counter = &w->counters.vanished;
-        else if (IN_SET(r, -EACCES, -EPERM))
-                counter = &w->counters.denied;
-        else
-                counter = &w->counters.errors;
-        atomic_fetch_add(counter, 1);
-
-        if (r == -ENOENT)
-                return; /* normal in a live tree: counted, never an error */
-
-        pthread_mutex_lock(&w->lock);
-        if (!w->first_error &&
-            asprintf(&w->first_error, "%s%s%s: %s", path, name ? "/" : "", name ?: "", strerror(-r)) < 0)
-                w->first_error = NULL;
-        pthread_mutex_unlock(&w->lock);
-}
+#include "rc-prefetch-state.h"
 
 static bool same_mount(const RcWalkRoot *root, const struct statx *stx) {
         if (root->has_mnt_id && (stx->stx_mask & STATX_MNT_ID))
@@ -112,7 +57,7 @@ static void look_up(RcWalk *w, Dir *d, const char *name, Task **first, Task **la
                 rc_data_add_file(w, d, name, stx.stx_size);
 }
 
-void rc_walk_lookup_entries(RcWalk *w, Dir *d, size_t begin, size_t end) {
+static void lookup_entries(RcWalk *w, Dir *d, size_t begin, size_t end) {
         Task *first = NULL, *last = NULL;
 
         for (size_t i = begin; i < end && !atomic_load(&w->stop); i++)
@@ -123,7 +68,7 @@ void rc_walk_lookup_entries(RcWalk *w, Dir *d, size_t begin, size_t end) {
 /* A chunk of the lookups in inode order. The chunks go to the threads in
  * order, and each has the blocks read of the one as many chunks ahead as
  * there are threads: the reads stay ahead of every thread's lookups. */
-void rc_walk_lookup_pending(RcWalk *w, size_t begin, size_t end) {
+static void lookup_pending(RcWalk *w, size_t begin, size_t end) {
         rc_devra_read_chunk(w, begin + (size_t) w->n_threads * LOOKUP_CHUNK);
         for (size_t i = begin; i < end && !atomic_load(&w->stop); i++) {
                 const Lookup *l = &w->pending[i];
@@ -231,7 +176,7 @@ static bool tell_order(RcWalk *w, RcWalkRoot *root, const Dir *d, size_t counted
         return atomic_load(&root->in_order);
 }
 
-void rc_walk_read_dir(RcWalk *w, Task *t, char *buf) {
+static void read_dir(RcWalk *w, Task *t, char *buf) {
         RcWalkRoot *root = w->roots[t->root->index];
         size_t size;
         Dir *d;
@@ -296,7 +241,7 @@ void rc_walk_read_dir(RcWalk *w, Task *t, char *buf) {
 
         /* One thread looks up in one pass, in order. */
         if (d->n <= CHUNK_ENTRIES || w->n_threads == 1) {
-                rc_walk_lookup_entries(w, d, 0, d->n);
+                lookup_entries(w, d, 0, d->n);
                 (void) rc_dir_unref(d);
                 return;
         }
@@ -329,7 +274,7 @@ static int cmp_lookup(const void *a, const void *b) {
 }
 
 /* Every directory is read: the lookups in inode order over each tree follow, in tasks. */
-void rc_walk_plan_lookups(RcWalk *w) {
+static void plan_lookups(RcWalk *w) {
         size_t n = 0;
 
         for (size_t i = 0; i < w->n_roots; i++) {
@@ -415,6 +360,34 @@ RcWalk *rc_walk_free(RcWalk *w) {
         return NULL;
 }
 
+static void run_task(RcWalk *w, Task *t, char *buf) {
+        if (t->pending)
+                lookup_pending(w, t->begin, t->end);
+        else if (t->dir)
+                lookup_entries(w, t->dir, t->begin, t->end);
+        else if (buf)
+                read_dir(w, t, buf);
+        else
+                rc_walk_note_error(w, t->path, NULL, -ENOMEM);
+}
+
+/* Every directory is read: the lookups in inode order follow. */
+static void drained(RcWalk *w) {
+        plan_lookups(w);
+}
+
+/* The walk is done, so the list of files is complete. */
+static void finished(RcWalk *w) {
+        if (w->data)
+                rc_data_read_ahead(w);
+}
+
+static const RcQueueOps walk_ops = {
+        .run = run_task,
+        .drained = drained,
+        .finished = finished,
+};
+
 int rc_walk_start(RcWalk *w) {
         struct rlimit rl;
         int r;
@@ -455,7 +428,7 @@ int rc_walk_start(RcWalk *w) {
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
                 w->max_kept = rl.rlim_cur > 64 + w->n_threads ? (size_t) rl.rlim_cur - 64 - w->n_threads : 0;
 
-        return rc_queue_start(w);
+        return rc_queue_start(w, &walk_ops);
 }
 
 const RcWalkCounters *rc_walk_counters(RcWalk *w) {

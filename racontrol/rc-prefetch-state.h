@@ -3,7 +3,13 @@
 
 /*
  * What the prefetch walk's files share, for them alone: the walk's state,
- * its tasks, and each file's functions. The CLI sees rc-prefetch-walk.h.
+ * its tasks, and each file's functions for the others. The CLI sees
+ * rc-prefetch.h.
+ *
+ * The files stand in layers, each calling only those below it: the walk
+ * (rc-prefetch-walk.c) over the roots (-root.c), the queue (-queue.c),
+ * data read-ahead (-data.c) and device read-ahead (-devra.c), all over
+ * this state (-state.c). The queue runs the walk's tasks through RcQueueOps.
  */
 
 #include <pthread.h>
@@ -14,7 +20,7 @@
 #include <sys/stat.h>
 
 #include "ra-prefetch.h"
-#include "rc-prefetch-walk.h"
+#include "rc-prefetch.h"
 
 /* One getdents64 call fills this much: a 100,000-entry directory in a few calls. */
 #define GETDENTS_BUFFER_SIZE (1024 * 1024)
@@ -60,6 +66,16 @@ typedef struct Task {
         size_t begin, end;
 } Task;
 
+/* What the queue's threads do; set by rc_queue_start(). */
+typedef struct RcQueueOps {
+        /* One task; buf is the thread's GETDENTS_BUFFER_SIZE bytes, or NULL when they could not be had. */
+        void (*run)(RcWalk *w, Task *t, char *buf);
+        /* Once, by one thread while the others wait, when the queue first runs dry: may queue more. */
+        void (*drained)(RcWalk *w);
+        /* By the first thread once the queue is done, unless the walk was stopped. */
+        void (*finished)(RcWalk *w);
+} RcQueueOps;
+
 struct RcWalk {
         unsigned n_threads;
         bool data;
@@ -73,6 +89,7 @@ struct RcWalk {
         size_t n_started;
         atomic_uint running;
         atomic_bool stop;
+        const RcQueueOps *ops;
 
         pthread_mutex_t lock;
         pthread_cond_t cond;
@@ -89,7 +106,7 @@ struct RcWalk {
         size_t n_pending, pending_allocated;
         Dir **kept; /* each open, for the lookups by name */
         size_t n_kept, kept_allocated, max_kept;
-        bool lookups_planned;
+        bool drained; /* the queue ran dry once: RcQueueOps.drained ran */
 
         /* --data: regular files found by the walk, under lock. */
         RaPrefetchFile *files;
@@ -98,15 +115,13 @@ struct RcWalk {
         uint64_t files_over, bytes_over;
 };
 
-/* rc-prefetch-walk.c: reading directories and looking their entries up. */
+/* rc-prefetch-state.c: what every part uses. */
 Dir *rc_dir_unref(Dir *d);
+/* Room for n items in the array *p, whose room is *allocated items of size bytes. */
 bool rc_walk_grow(void **p, size_t *allocated, size_t n, size_t size);
 char *rc_walk_path_join(const char *dir, const char *name);
+/* Counts an error below a root, and keeps the first that is not ENOENT as "path/name: message". */
 void rc_walk_note_error(RcWalk *w, const char *path, const char *name, int r);
-void rc_walk_read_dir(RcWalk *w, Task *t, char *buf);
-void rc_walk_lookup_entries(RcWalk *w, Dir *d, size_t begin, size_t end);
-void rc_walk_lookup_pending(RcWalk *w, size_t begin, size_t end);
-void rc_walk_plan_lookups(RcWalk *w);
 
 /* rc-prefetch-queue.c: the tasks and the threads that run them. */
 void rc_task_free(Task *t);
@@ -114,7 +129,7 @@ Task *rc_queue_dir_task(const char *path, const RcWalkRoot *root);
 void rc_queue_push(RcWalk *w, Task *t);
 int rc_queue_push_dir(RcWalk *w, const char *path, const RcWalkRoot *root);
 void rc_queue_push_front(RcWalk *w, Task *first, Task *last);
-int rc_queue_start(RcWalk *w);
+int rc_queue_start(RcWalk *w, const RcQueueOps *ops);
 
 /* rc-prefetch-devra.c: ext4 metadata read ahead from the device. */
 void rc_devra_setup(RcWalkRoot *root, const struct statx *stx);
