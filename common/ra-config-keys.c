@@ -3,11 +3,12 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ra-config-parser.h"
+#include "ra-config-keys.h"
 #include "ra-swap.h"
 #include "ra-util.h"
 
@@ -15,6 +16,19 @@
 #define INTERVAL_MAX_MS 3600000u
 /* A hundred years: "never" is 0. */
 #define FORGET_MAX_DAYS 36500u
+
+void ra_config_error(RaConfigParser *p, const char *format, ...) {
+        _cleanup_free_ char *msg = NULL, *line = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, format);
+        r = vasprintf(&msg, format, ap);
+        va_end(ap);
+        if (r < 0 || asprintf(&line, "%s:%u: %s", p->path, p->line, msg) < 0 ||
+            ra_strv_push(p->errors, line) < 0)
+                p->r = -ENOMEM;
+}
 
 static void config_parse_globs(RaConfigParser *p, const RaConfigKey *k, const char *value, void *data) {
         char ***ret = data;
@@ -27,12 +41,12 @@ static void config_parse_globs(RaConfigParser *p, const RaConfigKey *k, const ch
         }
 
         if (!l[0] && !k->may_be_empty) {
-                ra_config_parser_error(p, "%s needs at least one glob on kernel names", k->name);
+                ra_config_error(p, "%s needs at least one glob on kernel names", k->name);
                 return;
         }
         for (size_t i = 0; !k->mount_points && l[i]; i++)
                 if (strchr(l[i], '/')) {
-                        ra_config_parser_error(p, "%s: '%s' is not a glob on kernel names", k->name, l[i]);
+                        ra_config_error(p, "%s: '%s' is not a glob on kernel names", k->name, l[i]);
                         return;
                 }
 
@@ -59,13 +73,13 @@ static void config_parse_enum(RaConfigParser *p, const RaConfigKey *k, const cha
                         return;
                 }
         /* Both enums have two values: "'auto' or 'observe'". */
-        ra_config_parser_error(p, "%s must be '%s' or '%s', not '%s'", k->name, k->names[0], k->names[n - 1],
-                               value);
+        ra_config_error(p, "%s must be '%s' or '%s', not '%s'", k->name, k->names[0], k->names[n - 1],
+                        value);
 }
 
 static void config_parse_bool(RaConfigParser *p, const RaConfigKey *k, const char *value, void *data) {
         if (ra_parse_boolean(value, data) < 0)
-                ra_config_parser_error(p, "%s must be a boolean (yes or no), not '%s'", k->name, value);
+                ra_config_error(p, "%s must be a boolean (yes or no), not '%s'", k->name, value);
 }
 
 /* A number in [min, max]; false, with the error added, when value is not one. */
@@ -77,11 +91,11 @@ static bool parse_bounded(RaConfigParser *p, const RaConfigKey *k, const char *v
                 return true;
         }
         if (k->days)
-                ra_config_parser_error(p, "%s must be a number of days from %u (never) to %u, not '%s'",
-                                       k->name, k->min, k->max, value);
+                ra_config_error(p, "%s must be a number of days from %u (never) to %u, not '%s'", k->name,
+                                k->min, k->max, value);
         else
-                ra_config_parser_error(p, "%s must be a number from %u to %u, not '%s'", k->name, k->min,
-                                       k->max, value);
+                ra_config_error(p, "%s must be a number from %u to %u, not '%s'", k->name, k->min, k->max,
+                                value);
         return false;
 }
 
@@ -101,7 +115,7 @@ static void config_parse_absolute_path(RaConfigParser *p, const RaConfigKey *k, 
         char **ret = data, *copy;
 
         if (value[0] != '/') {
-                ra_config_parser_error(p, "%s must be an absolute path, not '%s'", k->name, value);
+                ra_config_error(p, "%s must be an absolute path, not '%s'", k->name, value);
                 return;
         }
         copy = strdup(value);
@@ -117,8 +131,8 @@ static void config_parse_kb(RaConfigParser *p, const RaConfigKey *k, const char 
         uint32_t kb;
 
         if (ra_parse_u32(value, &kb) < 0 || !ra_kb_is_valid(kb)) {
-                ra_config_parser_error(p, "%s must be a multiple of 4 from %u to %u (KiB), not '%s'",
-                                       k->name, RA_KB_MIN, RA_KB_LIMIT, value);
+                ra_config_error(p, "%s must be a multiple of 4 from %u to %u (KiB), not '%s'", k->name,
+                                RA_KB_MIN, RA_KB_LIMIT, value);
                 return;
         }
         *(uint32_t *) data = kb;
@@ -143,8 +157,8 @@ static void config_parse_section_kb(RaConfigParser *p, const RaConfigKey *k, con
 
         config_parse_kb(p, k, value, data);
         if (s->min_kb > 0 && s->max_kb > 0 && s->min_kb > s->max_kb)
-                ra_config_parser_error(p, "min_kb %" PRIu32 " is larger than max_kb %" PRIu32 " in [%s:%s]",
-                                       s->min_kb, s->max_kb, ra_config_section_kind(s), s->glob);
+                ra_config_error(p, "min_kb %" PRIu32 " is larger than max_kb %" PRIu32 " in [%s:%s]",
+                                s->min_kb, s->max_kb, ra_config_section_kind(s), s->glob);
 }
 
 static const char *const mode_names[] = { [RA_MODE_AUTO] = "auto", [RA_MODE_OBSERVE] = "observe", NULL };

@@ -3,25 +3,12 @@
 #include "config.h"
 
 #include <ini.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ra-config-keys.h"
 #include "ra-config-parser.h"
 #include "ra-util.h"
-
-void ra_config_parser_error(RaConfigParser *p, const char *format, ...) {
-        _cleanup_free_ char *msg = NULL, *line = NULL;
-        va_list ap;
-        int r;
-
-        va_start(ap, format);
-        r = vasprintf(&msg, format, ap);
-        va_end(ap);
-        if (r < 0 || asprintf(&line, "%s:%u: %s", p->path, p->line, msg) < 0 ||
-            ra_strv_push(p->errors, line) < 0)
-                p->r = -ENOMEM;
-}
 
 static const char *const section_names[] = {
         [SECTION_DAEMON] = "daemon",
@@ -50,7 +37,7 @@ static void begin_section(RaConfigParser *p, const char *name) {
                 glob = name + 4;
                 bdi = true;
                 if (!*glob) {
-                        ra_config_parser_error(
+                        ra_config_error(
                                 p, "[bdi:GLOB] needs a glob on a bdi's name, mount point or file system "
                                    "type, such as [bdi:btrfs-*], [bdi:/srv/*] or [bdi:fuse.sshfs]");
                         return;
@@ -59,7 +46,7 @@ static void begin_section(RaConfigParser *p, const char *name) {
                 glob = name + 5;
                 path = true;
                 if (glob[0] != '/' || strstr(glob, "/../") || strstr(glob, "/./")) {
-                        ra_config_parser_error(
+                        ra_config_error(
                                 p, "[path:PATH] needs an absolute path without . or .. components, such as "
                                    "[path:/var/lib/postgresql]");
                         return;
@@ -67,16 +54,15 @@ static void begin_section(RaConfigParser *p, const char *name) {
         } else if (strncmp(name, "device:", 7) == 0) {
                 glob = name + 7;
                 if (!*glob || strchr(glob, '/')) {
-                        ra_config_parser_error(
-                                p, "[device:GLOB] needs a glob on kernel names, such as [device:sd*]");
+                        ra_config_error(p,
+                                        "[device:GLOB] needs a glob on kernel names, such as [device:sd*]");
                         return;
                 }
         } else {
-                ra_config_parser_error(
-                        p,
-                        "unknown section [%s]; known are [daemon], [policy], [swap], [device:GLOB], "
-                        "[bdi:GLOB] and [path:PATH]",
-                        name);
+                ra_config_error(p,
+                                "unknown section [%s]; known are [daemon], [policy], [swap], [device:GLOB], "
+                                "[bdi:GLOB] and [path:PATH]",
+                                name);
                 return;
         }
 
@@ -130,7 +116,7 @@ static char *read_line(char *buf, int size, void *userdata) {
 
                 while ((ch = fgetc(p->f)) != EOF && ch != '\n')
                         ;
-                ra_config_parser_error(p, "line is longer than %d characters", size - 2);
+                ra_config_error(p, "line is longer than %d characters", size - 2);
                 buf[0] = '\0';
                 return buf;
         }
@@ -163,7 +149,7 @@ static char *read_line(char *buf, int size, void *userdata) {
         if (buf[0] == '[') {
                 end = strchr(buf, ']');
                 if (!end) {
-                        ra_config_parser_error(p, "section header without a closing ']'");
+                        ra_config_error(p, "section header without a closing ']'");
                         buf[0] = '\0';
                         return buf;
                 }
@@ -174,7 +160,7 @@ static char *read_line(char *buf, int size, void *userdata) {
         }
 
         if (!strchr(buf, '=')) {
-                ra_config_parser_error(p, "expected 'key = value' or '[section]'");
+                ra_config_error(p, "expected 'key = value' or '[section]'");
                 buf[0] = '\0';
                 return buf;
         }
@@ -191,8 +177,8 @@ static int handle_key(void *userdata, const char *section, const char *name, con
         void *base;
 
         if (section[0] == '\0') {
-                ra_config_parser_error(
-                        p, "'%s' is outside of any section; it belongs in [daemon] or [policy]", name);
+                ra_config_error(p, "'%s' is outside of any section; it belongs in [daemon] or [policy]",
+                                name);
                 return 1;
         }
 
@@ -201,7 +187,7 @@ static int handle_key(void *userdata, const char *section, const char *name, con
                 return 1;
 
         if (p->continuation && !ra_config_key_is_list(name)) {
-                ra_config_parser_error(
+                ra_config_error(
                         p,
                         "only devices, ignore and bdis continue on an indented line; '%s' takes one value",
                         name);
@@ -215,10 +201,10 @@ static int handle_key(void *userdata, const char *section, const char *name, con
         k = ra_config_key_find(kind, name);
         if (!k) {
                 if (p->section)
-                        ra_config_parser_error(p, "unknown key '%s' in [%s:%s]", name,
-                                               ra_config_section_kind(p->section), p->section->glob);
+                        ra_config_error(p, "unknown key '%s' in [%s:%s]", name,
+                                        ra_config_section_kind(p->section), p->section->glob);
                 else
-                        ra_config_parser_error(p, "unknown key '%s' in [%s]", name, section_names[kind]);
+                        ra_config_error(p, "unknown key '%s' in [%s]", name, section_names[kind]);
                 return 1;
         }
 
@@ -249,7 +235,7 @@ int ra_config_parse_stream(RaConfig *c, const char *path, FILE *f, char ***error
                 return -ENOMEM;
         if (r < 0 || ferror(f)) {
                 p.line = 0;
-                ra_config_parser_error(&p, "read error");
+                ra_config_error(&p, "read error");
                 return -EIO;
         }
 
