@@ -6,6 +6,7 @@
 #include <string.h>
 #include <systemd/sd-bus.h>
 
+#include "ra-bus-access.h"
 #include "ra-bus-objects.h"
 #include "ra-bus-string.h"
 #include "ra-bus.h"

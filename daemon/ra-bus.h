@@ -22,15 +22,6 @@ struct Manager;
 int ra_bus_open(struct Manager *m);
 void ra_bus_close(struct Manager *m);
 
-/*
- * Root may change settings; so may a caller polkit authorizes, where polkit
- * runs. Returns 1 when allowed (with the caller's uid), or a negative errno
- * with error set. Returns 0 while polkit is asked: the method returns 1
- * (handled) without a reply, and runs again from the start with polkit's
- * answer.
- */
-int ra_bus_check_authorized(sd_bus_message *msg, uid_t *ret_uid, sd_bus_error *error);
-
 /* Emits PropertiesChanged for one property of the manager. */
 void ra_bus_manager_changed(struct Manager *m, const char *property);
 

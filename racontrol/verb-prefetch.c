@@ -13,7 +13,7 @@
 #include "ra-prefetch.h"
 #include "ra-util.h"
 #include "racontrol.h"
-#include "rc-walk.h"
+#include "rc-prefetch.h"
 
 RA_DEFINE_CLEANUP(RcWalk, rc_walk_free)
 
