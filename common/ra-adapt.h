@@ -97,6 +97,19 @@
  * RA_ADAPT_DWELL busy intervals old before the next.
  */
 
+/*
+ * The counts below are of busy intervals: busy seconds of the device at the
+ * default interval_ms of 1000. CONFIRM and DWELL, three busy seconds, were
+ * not sized by a measurement: the simulated devices of tests/test-adapt.c
+ * check that with them nothing oscillates over 300 intervals and every
+ * class settles within 80, and issue 29's "cut within five busy seconds"
+ * fits them. SAMPLES: a window's throughput is the best of two seconds read
+ * under it, as a second that a stream began or ended in reads less than the
+ * device can. STRENGTH_MAX bounds a reversal at 13 busy seconds. RECENT, 30
+ * busy seconds, came from the bench's phase workload on hdd-7200 (scans and
+ * lookups taking turns within it, commit 416c7f1). None of these is yet
+ * stated in the device's time.
+ */
 #define RA_ADAPT_CONFIRM 3
 #define RA_ADAPT_DWELL 3
 #define RA_ADAPT_SAMPLES 2
