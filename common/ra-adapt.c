@@ -210,43 +210,97 @@ static uint32_t default_kb(const RaAdaptLimits *l) {
         return l->default_kb > 0 ? l->default_kb : STEP_UP_FROM_KB;
 }
 
+/* The device's cost model: what was measured of it, or what is assumed of its kind. */
+static void cost_model(const RaAdaptLimits *l, RaCalib *ret) {
+        if (l->calib.bandwidth_kb_s > 0)
+                *ret = l->calib;
+        else
+                ra_calib_assumed(l->rotational, ret);
+}
+
+/* The device's time for one read of kb, in as many commands as its largest request makes of it. */
+static double read_usec(const RaCalib *model, double kb, uint32_t max_sectors_kb) {
+        double t = 0;
+
+        if (max_sectors_kb > 0)
+                for (; kb > max_sectors_kb; kb -= max_sectors_kb)
+                        t += ra_calib_read_usec(model, max_sectors_kb, false);
+        return t + ra_calib_read_usec(model, (uint32_t) (kb + 0.5), false);
+}
+
+/*
+ * The device's time the interval's random reads spent on their windows:
+ * each read (the mean of what they read) against the same read at the
+ * smallest window, which reads what was asked for or that window, whichever
+ * is more. A jump costs the same at any window and is left out.
+ */
+static double random_waste_usec(const RaObservation *o, const RaAdaptLimits *l) {
+        const RaPcacheSummary *p = &o->pcache;
+        double n = (double) p->random_reads, read_kb, small_kb, min_kb = clamp_to_limits(RA_KB_MIN, l);
+        RaCalib model;
+
+        if (p->random_reads == 0 || p->waste_bytes > p->random_bytes)
+                return 0;
+        cost_model(l, &model);
+        read_kb = (double) p->random_bytes / 1024 / n;
+        small_kb = (double) (p->random_bytes - p->waste_bytes) / 1024 / n;
+        if (small_kb < min_kb)
+                small_kb = min_kb;
+        if (small_kb >= read_kb)
+                return 0;
+        return n * (read_usec(&model, read_kb, l->max_sectors_kb) -
+                    read_usec(&model, small_kb, l->max_sectors_kb));
+}
+
+/* The windows cost the random streak's dense intervals RA_ADAPT_WASTE_PERCENT of their time or more. */
+static bool random_costly(const RaModel *m) {
+        return m->random_intervals > 0 && m->waste_usec * 100 >= RA_ADAPT_WASTE_PERCENT * m->busy_usec;
+}
+
 /* Random access: shrink only where read-around wastes. */
 static uint32_t random_target(const RaModel *m, const RaObservation *o, const RaAdaptLimits *l,
                               char reason[static RA_REASON_MAX]) {
         const RaTraceSummary *t = &o->trace;
         const RaPcacheSummary *p = &o->pcache;
         uint32_t target = clamp_to_limits(RA_KB_MIN, l), floor_kb = clamp_to_limits(default_kb(l), l);
+        double share = m->busy_usec > 0 ? m->waste_usec / m->busy_usec : 0;
 
         if (o->window_kb <= target || !random_wastes(o, l))
                 return 0;
         if (o->evidence >= RA_EVIDENCE_FILEMAP) {
-                /* Too little to tell a random workload from programs starting: no lower than the kernel's.
-                 */
-                if (target < floor_kb && m->random_reads < RA_ADAPT_RANDOM_EVIDENCE) {
+                bool costly = random_costly(m);
+
+                /* Programs starting, or too little of the device's time: no lower than the kernel's. */
+                if (target < floor_kb && !costly) {
                         if (o->window_kb <= floor_kb)
                                 return 0;
                         target = floor_kb;
                 }
-                if (target == floor_kb && m->random_reads < RA_ADAPT_RANDOM_EVIDENCE)
+                if (target == floor_kb && !costly && m->random_intervals == 0)
+                        ra_reason_format(reason,
+                                         "Random reads dominate, but %" PRIu64 " in %" PRIu64
+                                         " files (under %d a file, as programs starting read) are too few "
+                                         "to go below the kernel's default: %" PRIu32
+                                         " KiB wastes less than %" PRIu32 " KiB.",
+                                         p->random_reads, p->files, RA_ADAPT_RANDOM_PER_FILE, target,
+                                         o->window_kb);
+                else if (target == floor_kb && !costly)
                         ra_reason_format(
                                 reason,
-                                "Random reads dominate, but %" PRIu64
-                                " over %u intervals of %d or more a file (%" PRIu64 " in %" PRIu64
-                                " files in the last) are too few to go below the kernel's "
-                                "default: %" PRIu32 " KiB wastes less than %" PRIu32 " KiB until %d say so.",
-                                m->random_reads, m->random_intervals, RA_ADAPT_RANDOM_PER_FILE,
-                                p->random_reads, p->files, target, o->window_kb, RA_ADAPT_RANDOM_EVIDENCE);
+                                "Random reads dominate, but their windows cost the device %.1f%% of "
+                                "its time (%.0f ms a second), under %d%%: too little to go below "
+                                "the kernel's default, and %" PRIu32 " KiB wastes less than %" PRIu32
+                                " KiB.",
+                                share * 100, share * 1000, RA_ADAPT_WASTE_PERCENT, target, o->window_kb);
                 else
-                        ra_reason_format(
-                                reason,
-                                "Random reads dominate (%" PRIu64
-                                " away from where their files were read, %d or more a file, over %u "
-                                "intervals, %" PRIu64 " in %" PRIu64 " files in the last, %" PRIu64
-                                " mmap faults) and fetched %" PRIu64 " KiB unasked with %" PRIu32
-                                " KiB windows, so %" PRIu32 " KiB wastes least.",
-                                m->random_reads, RA_ADAPT_RANDOM_PER_FILE, m->random_intervals,
-                                p->random_reads, p->files, p->random_faults, m->random_waste / 1024,
-                                o->window_kb, target);
+                        ra_reason_format(reason,
+                                         "Random reads dominate (%" PRIu64 " over %u intervals, %" PRIu64
+                                         " in %" PRIu64 " files in the last, %" PRIu64
+                                         " mmap faults) and their %" PRIu32
+                                         " KiB windows cost the device %.0f%% of its time, so %" PRIu32
+                                         " KiB wastes least.",
+                                         m->random_reads, m->random_intervals, p->random_reads, p->files,
+                                         p->random_faults, o->window_kb, share * 100, target);
                 return target;
         }
         ra_reason_format(reason,
@@ -406,8 +460,9 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         if (c != m->pending) {
                 m->pending = c;
                 m->pending_count = 0;
-                m->random_reads = m->random_waste = 0;
+                m->random_reads = 0;
                 m->random_intervals = 0;
+                m->waste_usec = m->busy_usec = 0;
         }
         m->pending_count++;
         m->since_change++;
@@ -421,8 +476,10 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
                  */
                 if (random_dense(&o->pcache)) {
                         m->random_reads += o->pcache.random_reads;
-                        m->random_waste += o->pcache.waste_bytes;
                         m->random_intervals++;
+                        /* The latest intervals weigh most: the share over the last few seconds. */
+                        m->waste_usec = m->waste_usec / 2 + random_waste_usec(o, l);
+                        m->busy_usec = m->busy_usec / 2 + o->rates.seconds * 1e6;
                 }
         }
 

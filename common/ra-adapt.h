@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ra-calib.h"
 #include "ra-pcache.h"
 #include "ra-policy.h"
 #include "ra-stats.h"
@@ -55,15 +56,26 @@
  * goes past the kernel's default; a larger window already measured faster
  * is still taken.
  *
- * Page-cache evidence takes a window below the kernel's default only once
- * the random reads that wasted windows reach RA_ADAPT_RANDOM_EVIDENCE,
- * summed over the busy intervals of one random streak where they came
- * RA_ADAPT_RANDOM_PER_FILE or more to each file read. Programs starting (a
- * boot, a shell script) read a few scattered pages of each of many files:
- * that is not a random workload, and the disk every program is loaded from
- * must not lose its readahead to it, however many such intervals add up.
- * Those intervals neither count nor end the streak. Down to the kernel's
- * default needs no more than the confirmation.
+ * Page-cache evidence takes a window below the kernel's default only where
+ * it pays in the device's time. Each read that fetched a window around it
+ * costs the device a command and the transfer (its cost model, RaCalib:
+ * the calibration's, or one learned from its own reads, or one assumed
+ * from what it says it is, ra_calib_assumed()); read at the smallest
+ * window it would cost the command and what it asked for. The difference,
+ * summed over the interval's random reads, is the time the window wastes.
+ * Below the default it goes when that is RA_ADAPT_WASTE_PERCENT or more of
+ * the seconds of the random streak's busy intervals, the latest weighing
+ * most (each twice the one before it): 50 mmap faults a second of 1 MiB on
+ * a 7200 rpm disk waste a third to two thirds of its time and are cut on
+ * the intervals that confirm them, ten scattered reads at boot waste
+ * milliseconds and never are. Counting only intervals whose random reads
+ * come RA_ADAPT_RANDOM_PER_FILE or more to each file read: programs
+ * starting (a boot, a shell script) read a few scattered pages of each of
+ * many files, and on a slow device that has nothing else to do they waste
+ * as large a share of its time as random work does (see there): the disk
+ * every program is loaded from must not lose its readahead to them. Those
+ * intervals neither count nor end the streak. Down to the kernel's default
+ * needs no more than the confirmation.
  *
  * A trial is judged only by reads of files that run under it. Files opened
  * before it began keep the window they took and say nothing of it, however
@@ -85,6 +97,19 @@
  * RA_ADAPT_DWELL busy intervals old before the next.
  */
 
+/*
+ * The counts below are of busy intervals: busy seconds of the device at the
+ * default interval_ms of 1000. CONFIRM and DWELL, three busy seconds, were
+ * not sized by a measurement: the simulated devices of tests/test-adapt.c
+ * check that with them nothing oscillates over 300 intervals and every
+ * class settles within 80, and issue 29's "cut within five busy seconds"
+ * fits them. SAMPLES: a window's throughput is the best of two seconds read
+ * under it, as a second that a stream began or ended in reads less than the
+ * device can. STRENGTH_MAX bounds a reversal at 13 busy seconds. RECENT, 30
+ * busy seconds, came from the bench's phase workload on hdd-7200 (scans and
+ * lookups taking turns within it, commit 416c7f1). None of these is yet
+ * stated in the device's time.
+ */
 #define RA_ADAPT_CONFIRM 3
 #define RA_ADAPT_DWELL 3
 #define RA_ADAPT_SAMPLES 2
@@ -94,26 +119,42 @@
 /* Random waste this many busy intervals ago or less holds trials at the kernel's default. */
 #define RA_ADAPT_RECENT 30
 /*
- * Reads away from their file's last position, over the busy intervals that
- * confirm a random workload, before page-cache evidence takes a window below
- * the kernel's default. A Debian 12 VM's boot cut its root disk on 3
- * intervals of 10; measured through this code on a copy of Debian's /usr
- * (loop device, read_ahead_kb 128, cold cache), a boot-like run of 30
- * programs made 568 such reads over its whole run with only the page-cache
- * fallback (806 with the readahead tracepoints), and python3 started by hand
- * about 178 an interval. Random mmap reads of one big file make 100-165 a
- * second on a 150 IOPS disk and 2,000-3,000 on a fast one: they pass this
- * within seconds, while 1,024 still asks for more than a whole boot's worth.
+ * The share of the busy seconds that windows wasted on random reads must
+ * cost before the window goes below the kernel's default: the cut makes
+ * random reads on a device that has nothing else to do 1 / (1 - share)
+ * times as fast, so a tenth is the 10 % a larger window must read faster by
+ * to be kept. Measured (bench/devmodel's hdd-7200, issue 29) and modelled
+ * (ra_calib_read_usec()), the workloads it must tell apart:
+ *  - random mmap reads of one big file at the 1024 KiB rotational prior on
+ *    a 7200 rpm disk: 51-53 faults a second against 182 at 4 KiB, so
+ *    13.7 ms of each 19.2 ms fault is the window: 71 % (33 % modelled at
+ *    160 MB/s and a 10 ms jump); on seed 004's SSD (250 us a command,
+ *    270 MB/s, bench/devmodel's ssd-ctrl) at its calibrated 2048 KiB,
+ *    8.3 ms a fault of which 8 ms is the window: 97 %;
+ *  - python3 started from a cold cache, about 178 scattered reads of
+ *    128 KiB in 17 files an interval: 5 % of a second on a SATA SSD (1 % at
+ *    2 GB/s), and 7 % of a 7200 rpm disk it keeps busy; a Debian 12 boot's
+ *    10 reads an interval: under 1 % anywhere;
+ *  - random mmap reads at 128 KiB on a 7200 rpm disk: 7-12 % (a jump within
+ *    the file of 10 or 5.5 ms), and the bench measured 128 KiB within about
+ *    10 % of 4 KiB there (bench/results/2026-11-26-evidence-threshold.md).
  */
-#define RA_ADAPT_RANDOM_EVIDENCE 1024
+#define RA_ADAPT_WASTE_PERCENT 10
 /*
- * An interval counts towards RA_ADAPT_RANDOM_EVIDENCE only with this many of
- * those reads or more to each file read (its random reads over its files).
- * Measured as above, scattered phases make 2-12 a file an interval (python3
- * 178 in 17-18 files, boots and program starts fewer), so a count of them
- * alone would reach 1,024 after six python3 runs with pauses between; random
- * work makes 30-3,000 an interval in one or a few files (random mmap reads
- * of a big file, sqlite and pgbench lookups). 24 is twice the densest
+ * An interval counts towards RA_ADAPT_WASTE_PERCENT only with this many of
+ * its random reads or more to each file read (its random reads over its
+ * files). Device time alone cannot tell programs starting from random work
+ * where the device is slow beside a command: on a USB stick (1 ms a
+ * command, 30 MB/s, 120 KiB commands) a boot that keeps it busy reads each
+ * 128 KiB window in 6.4 ms where 4 KiB take 1.1 ms, 82 % of its time "wasted"
+ * by the per-read account, as much as random work; and the pages read
+ * around a program's faults are what its next faults use, which that
+ * account does not see. How the reads fall in files does tell them:
+ * measured through this code on a copy of Debian's /usr (loop device,
+ * read_ahead_kb 128, cold cache), scattered phases make 2-12 a file an
+ * interval (python3 178 in 17-18 files, boots and program starts fewer);
+ * random work makes 30-3,000 an interval in one or a few files (random mmap
+ * reads of a big file, sqlite and pgbench lookups). 24 is twice the densest
  * scattered phase, and below the thinnest random one.
  */
 #define RA_ADAPT_RANDOM_PER_FILE 24
@@ -144,6 +185,8 @@ typedef struct RaAdaptLimits {
         uint32_t size_cap_kb;    /* see ra_adapt_size_cap_kb() */
         uint32_t max_sectors_kb; /* the largest request the device takes; 0: unknown */
         uint32_t default_kb;     /* the kernel's value for it (its original); 0: 128 */
+        RaCalib calib;           /* its cost model; bandwidth_kb_s 0: none, ra_calib_assumed() stands */
+        bool rotational;         /* what it says it is, for ra_calib_assumed() */
 } RaAdaptLimits;
 
 /*
@@ -173,9 +216,10 @@ typedef struct RaModel {
         RaEvidence evidence;       /* what the latest busy interval was judged from */
         unsigned busy;             /* busy intervals seen */
         unsigned waste_at;         /* busy when random reads last wasted windows; 0: never */
-        uint64_t random_reads;     /* page-cache evidence of the random class being confirmed: */
-        uint64_t random_waste;     /* reads that wasted windows and the bytes they wasted... */
-        unsigned random_intervals; /* ...over this many intervals dense enough to count */
+        uint64_t random_reads;     /* page-cache evidence of the random class being confirmed: reads */
+        unsigned random_intervals; /* that wasted windows over this many intervals dense enough to count, */
+        double waste_usec;         /* the device's time the windows cost, and the busy time of those */
+        double busy_usec;          /* intervals, in us, each interval weighing half the next */
 
         uint32_t trial_kb;      /* a larger window on trial, not judged yet; 0: none */
         uint32_t trial_from_kb; /* the window it is judged against */

@@ -277,6 +277,22 @@ void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, R
 }
 
 /* KiB/s as people read it: "15 KiB/s", "231.4 MiB/s". */
+double ra_calib_read_usec(const RaCalib *c, uint32_t kb, bool jump) {
+        double t = c->command_us;
+
+        if (c->bandwidth_kb_s > 0)
+                t += (double) kb * 1e6 / c->bandwidth_kb_s;
+        return jump ? t + c->jump_us : t;
+}
+
+void ra_calib_assumed(bool rotational, RaCalib *ret) {
+        /* See the header for where each figure comes from. MB/s are 10^6 bytes, KiB/s 1024. */
+        if (rotational)
+                *ret = (RaCalib){ .command_us = 50, .bandwidth_kb_s = 105000000 / 1024, .jump_us = 12700 };
+        else
+                *ret = (RaCalib){ .command_us = 100, .bandwidth_kb_s = 500000000 / 1024 };
+}
+
 static void format_rate(uint32_t kb_s, char *buf, size_t size) {
         if (kb_s < 1024)
                 (void) snprintf(buf, size, "%" PRIu32 " KiB/s", kb_s);

@@ -93,6 +93,36 @@ int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret);
 void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret);
 
 /*
+ * The device's time, in microseconds, for one command reading kb: the
+ * command, the transfer, and with jump a rotational disk's jump (seek and
+ * turn) to get there. A read split in several commands costs the sum of
+ * theirs. The learning policy weighs its choices with it (ra-adapt.h). A
+ * calibration without a bandwidth (bandwidth_kb_s 0) counts no transfer.
+ */
+double ra_calib_read_usec(const RaCalib *c, uint32_t kb, bool jump);
+
+/*
+ * The cost model assumed for a device nothing measured (never calibrated,
+ * nor learned from its own traced reads yet), from what it says it is. The
+ * figures are the slow end of the devices of each kind met as system disks,
+ * so that the time a window wastes is not understated where it matters most:
+ *
+ *  - rotational: bench/devmodel's hdd-7200 (a 1 TB 7200 rpm disk, from its
+ *    data sheets): 50 us a command, the inner zone's 105 MB/s (the outer
+ *    reads 210; a 5400 rpm laptop disk about 100), and a jump of an average
+ *    seek plus half a turn, 8.5 + 4.2 ms;
+ *  - otherwise a SATA SSD: 100 us a command (about 10,000 reads of 4 KiB a
+ *    second at queue depth one) and 500 MB/s (SATA 6 Gb/s carries 600).
+ *    NVMe reads faster and costs less a command, so there the time is
+ *    overstated; a USB stick or an SD card reads slower, but is met
+ *    mostly as a boot's or an installer's disk, whose scattered reads the
+ *    policy tells apart by how they fall in files, not by time.
+ *
+ * when stays 0: nothing was measured.
+ */
+void ra_calib_assumed(bool rotational, RaCalib *ret);
+
+/*
  * "250 us a command, 257.4 MiB/s; 4 KiB 14.0 MiB/s, ..., 1024 KiB 219.3
  * MiB/s; a jump 12.7 ms" ("14 KiB/s; 4 KiB 14 KiB/s" for one size), at most
  * size bytes.

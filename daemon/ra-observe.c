@@ -114,6 +114,9 @@ static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
                 .max_sectors_kb = d->attrs.max_sectors_kb,
                 /* What the kernel gave the device (2 x io_opt where it reports one), before radaemon. */
                 .default_kb = e && e->has_original && e->original_kb > 0 ? e->original_kb : 0,
+                /* What it costs to read, as stored (empty: never measured, the policy assumes one). */
+                .calib = d->calib,
+                .rotational = d->attrs.rotational,
         };
 
         /*

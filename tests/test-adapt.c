@@ -327,6 +327,160 @@ START_TEST(test_size_cap) {
 }
 END_TEST
 
+/* --- random reads judged in the device's time ------------------------------------- */
+
+/* A 1 TB 7200 rpm disk as the issue measured it: 160 MB/s, a jump of 10 ms. */
+static const RaCalib disk_model = { .command_us = 50, .bandwidth_kb_s = 160000000 / 1024, .jump_us = 10000 };
+/* Seed 004's kind of SSD: 250 us a command, 2 GB/s. */
+static const RaCalib ssd_model = { .command_us = 250, .bandwidth_kb_s = 2000000000 / 1024 };
+
+static RaAdaptLimits modelled(const RaCalib *model, bool rotational) {
+        return (RaAdaptLimits){
+                .bounds = { 4, 8192 },
+                .size_cap_kb = RA_KB_LIMIT,
+                .max_sectors_kb = 1280,
+                .calib = *model,
+                .rotational = rotational,
+        };
+}
+
+/*
+ * One second of random reads as the page cache reports them: reads in files
+ * files (round robin), each asking for a page and reading a window_kb
+ * window around it, as mmap faults (faults) or misses.
+ */
+static void random_interval(uint32_t window_kb, uint64_t reads, uint64_t files, bool faults,
+                            RaObservation *ret) {
+        uint64_t bytes = reads * window_kb * 1024;
+
+        *ret = (RaObservation){
+                .rates = { .seconds = 1,
+                           .read_iops = (double) reads,
+                           .read_bytes_per_sec = (double) bytes,
+                           .avg_read_request_bytes = (double) window_kb * 1024 },
+                .traced = true,
+                .trace = { .requests = reads, .bytes = bytes, .jumps = reads, .request_kb = window_kb },
+                .window_kb = window_kb,
+                .evidence = RA_EVIDENCE_READAHEAD,
+                .pcache = { .events = 2 * reads,
+                            .files = files,
+                            .random_reads = reads,
+                            .random_bytes = bytes,
+                            .waste_bytes = bytes - reads * 4096,
+                            .random_faults = faults ? reads : 0 },
+        };
+}
+
+/*
+ * Feeds intervals of reads random reads in files files, under the window
+ * learned so far from start_kb; returns the window after them, and the
+ * lowest it went in *ret_lowest.
+ */
+static uint32_t run_random(const RaAdaptLimits *l, uint32_t start_kb, uint64_t reads, uint64_t files,
+                           unsigned intervals, uint32_t *ret_lowest, RaModel *m) {
+        uint32_t window = start_kb, lowest = start_kb;
+
+        for (unsigned i = 0; i < intervals; i++) {
+                RaObservation o;
+
+                random_interval(window, reads, files, files == 1, &o);
+                if (ra_adapt_update(m, &o, l)) {
+                        window = m->learned_kb;
+                        ck_assert_msg(m->reason[0] && m->reason[strlen(m->reason) - 1] == '.',
+                                      "no reason for %u KiB", m->learned_kb);
+                }
+                if (window < lowest)
+                        lowest = window;
+        }
+        if (ret_lowest)
+                *ret_lowest = lowest;
+        return window;
+}
+
+/*
+ * Random mmap reads of one big file at the 1024 KiB rotational prior on a
+ * 7200 rpm disk: 50 faults a second, each reading 1 MiB for a page, 6.5 ms
+ * of its 16.6 ms the window's. A third of the disk's time: cut to a small
+ * window within five busy seconds, not after 1,024 faults (20 s).
+ */
+START_TEST(test_random_slow_disk_cuts) {
+        RaAdaptLimits l = modelled(&disk_model, true);
+        RaModel m = {};
+
+        ck_assert_uint_le(run_random(&l, 1024, 50, 1, 5, NULL, &m), 16);
+        ck_assert_int_eq(m.set_by, RA_WORKLOAD_RANDOM);
+        ck_assert_msg(strstr(m.reason, "of its time, so"), "%s", m.reason);
+
+        /* With no model given, the one assumed for a disk says as much. */
+        l.calib = (RaCalib){};
+        m = (RaModel){};
+        ck_assert_uint_le(run_random(&l, 1024, 50, 1, 5, NULL, &m), 16);
+}
+END_TEST
+
+/*
+ * An SSD calibrated to 2048 KiB (250 us a command, 2 GB/s), and a random
+ * mmap reader on it making 150 faults a second as on seed 004's: each
+ * fault reads 2 MiB in 1.3 ms where 4 KiB take 0.25 ms, a sixth of every
+ * second. Cut within a few intervals, before the job's next run opens.
+ */
+START_TEST(test_random_ssd_cuts) {
+        RaAdaptLimits l = modelled(&ssd_model, false);
+        RaModel m = {};
+
+        ck_assert_uint_le(run_random(&l, 2048, 150, 1, 5, NULL, &m), 16);
+        ck_assert_int_eq(m.set_by, RA_WORKLOAD_RANDOM);
+}
+END_TEST
+
+/*
+ * A boot's scattered reads: python3 started from a cold cache makes about
+ * 180 reads away from where their files were read, in 17 files, an
+ * interval; thirty such intervals (5,400 reads) on the disk and on the SSD
+ * never take the window below the kernel's default, from it or from above.
+ */
+START_TEST(test_random_boot_keeps_default) {
+        const RaCalib *models[] = { &disk_model, &ssd_model };
+
+        for (size_t i = 0; i < ELEMENTSOF(models); i++) {
+                RaAdaptLimits l = modelled(models[i], models[i]->jump_us > 0);
+                uint32_t lowest;
+                RaModel m = {};
+
+                ck_assert_uint_eq(run_random(&l, 128, 180, 17, 30, &lowest, &m), 128);
+                ck_assert_uint_eq(lowest, 128);
+                ck_assert_uint_eq(m.learned_kb, 0);
+
+                /* From the rotational prior: down to the default, and no further. */
+                m = (RaModel){};
+                ck_assert_uint_eq(run_random(&l, 1024, 180, 17, 30, &lowest, &m), 128);
+                ck_assert_uint_eq(lowest, 128);
+                ck_assert_msg(strstr(m.reason, "too few to go below the kernel's default"), "%s", m.reason);
+        }
+}
+END_TEST
+
+/*
+ * Random reads dense in one file, 100 a second at 128 KiB on the SSD: each
+ * window costs 64 us more than a 4 KiB read, 6.4 ms a second, well under a
+ * tenth. However many add up (3,000 here), the window keeps the kernel's
+ * default. The same reads at 4 MiB cost 2.9 ms more each (three more
+ * commands of 1280 KiB and the transfer), 29 % of every second: cut.
+ */
+START_TEST(test_random_cheap_keeps_default) {
+        RaAdaptLimits l = modelled(&ssd_model, false);
+        uint32_t lowest;
+        RaModel m = {};
+
+        ck_assert_uint_eq(run_random(&l, 128, 100, 1, 30, &lowest, &m), 128);
+        ck_assert_uint_eq(lowest, 128);
+        ck_assert_uint_eq(m.learned_kb, 0);
+
+        m = (RaModel){};
+        ck_assert_uint_eq(run_random(&l, 4096, 100, 1, 5, &lowest, &m), 4);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("adapt");
         TCase *tc = tcase_create("simulated");
@@ -344,6 +498,10 @@ int main(void) {
         tcase_add_test(tc, test_long_lived_open);
         tcase_add_test(tc, test_classify);
         tcase_add_test(tc, test_size_cap);
+        tcase_add_test(tc, test_random_slow_disk_cuts);
+        tcase_add_test(tc, test_random_ssd_cuts);
+        tcase_add_test(tc, test_random_boot_keeps_default);
+        tcase_add_test(tc, test_random_cheap_keeps_default);
         suite_add_tcase(s, tc);
 
         return test_run(s);

@@ -468,6 +468,28 @@ START_TEST(test_read_sysfs) {
 }
 END_TEST
 
+/* One read's device time: the command, the transfer, and a disk's jump; assumed figures when unmeasured. */
+START_TEST(test_read_usec) {
+        RaCalib disk = { .command_us = 50, .bandwidth_kb_s = 160000000 / 1024, .jump_us = 10000 }, c;
+
+        /* 1 MiB at 160 MB/s: 6.55 ms after a 50 us command, 10 ms more to get there. */
+        ck_assert_double_eq_tol(ra_calib_read_usec(&disk, 1024, false), 50 + 6553.6, 1);
+        ck_assert_double_eq_tol(ra_calib_read_usec(&disk, 1024, true), 10050 + 6553.6, 1);
+        /* No bandwidth measured: the command alone. */
+        disk.bandwidth_kb_s = 0;
+        ck_assert_double_eq_tol(ra_calib_read_usec(&disk, 1024, false), 50, 1e-9);
+
+        ra_calib_assumed(true, &c);
+        ck_assert_uint_eq(c.when, 0);
+        ck_assert_uint_eq(c.jump_us, 12700);
+        /* The inner zone of a 7200 rpm disk: 128 KiB in 1.25 ms. */
+        ck_assert_double_eq_tol(ra_calib_read_usec(&c, 128, false), 50 + 1248.3, 1);
+        ra_calib_assumed(false, &c);
+        ck_assert_uint_eq(c.jump_us, 0);
+        ck_assert_double_eq_tol(ra_calib_read_usec(&c, 128, false), 100 + 262.1, 1);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("calib");
         TCase *tc = tcase_create("calib");
@@ -480,6 +502,7 @@ int main(void) {
         tcase_add_test(tc, test_fit_tiny_stick);
         tcase_add_test(tc, test_affordable_bytes);
         tcase_add_test(tc, test_format_parse);
+        tcase_add_test(tc, test_read_usec);
         suite_add_tcase(s, tc);
         tc = tcase_create("safe");
         tcase_add_test(tc, test_unsafe_each_kind);

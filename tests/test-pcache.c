@@ -631,6 +631,7 @@ static const RaAdaptLimits disk = {
         .bounds = { .min_kb = 4, .max_kb = 8192 },
         .size_cap_kb = 8192,
         .max_sectors_kb = 1280,
+        .rotational = true,
 };
 
 /*
@@ -1057,11 +1058,10 @@ END_TEST
 /*
  * python3 started by hand, a pause, and again, as measured on the fallback:
  * about 178 reads away from where their file was read, in 17 files, in one
- * interval judged random. Ten such starts make 1,780 reads, more than
- * RA_ADAPT_RANDOM_EVIDENCE, and idle intervals break no streak; but they are
- * a few reads in each of many files, not a random workload, and the window
- * stays at the kernel's default on both paths. Random mmap reads after them
- * still cut.
+ * interval judged random. Ten such starts make 1,780 reads, and idle
+ * intervals break no streak; but they are a few reads in each of many files,
+ * not a random workload, and the window stays at the kernel's default on
+ * both paths. Random mmap reads after them still cut.
  */
 START_TEST(test_policy_program_starts) {
         for (int filemap = 0; filemap <= 1; filemap++) {

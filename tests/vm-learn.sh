@@ -64,7 +64,7 @@ learn_cases() {
 	fi
 	[[ $(prop "$dev" evidence) == page-cache ]] || fail "$label: $dev's Evidence is $(prop "$dev" evidence), want page-cache"
 
-	# Up to 10 runs: a cut below the kernel's 128 KiB waits for 1,024 random reads, and
+	# Up to 10 runs: a cut below the kernel's 128 KiB waits for the windows to cost a tenth of the disk's time, and
 	# a disk calibrated to 128 KiB (the emulated virtio disk jumps in 0.1 ms) starts there.
 	for run in $(seq 10); do
 		umount "$mnt" && mount "$path" "$mnt"
