@@ -81,7 +81,7 @@ START_TEST(test_drift_reassert_limit) {
                 test_core_set_knob(&core, VDA, 1000 + i * 4);
                 ck_assert_uint_eq(test_core_check(&core, vda), 1000 + i * 4);
                 ck_assert_uint_eq(test_core_knob(&core, VDA), target);
-                ck_assert_uint_eq(vda->reasserts, i);
+                ck_assert_uint_eq(vda->reassert.count, i);
                 ck_assert(!vda->external);
         }
 
@@ -112,13 +112,13 @@ START_TEST(test_drift_reassert_window) {
                 test_core_set_knob(&core, VDA, 1000 + i * 4);
                 (void) test_core_check(&core, vda);
         }
-        ck_assert_uint_eq(vda->reasserts, 3);
+        ck_assert_uint_eq(vda->reassert.count, 3);
 
-        vda->reassert_since -= 61 * UINT64_C(1000000);
+        vda->reassert.since -= 61 * UINT64_C(1000000);
         test_core_set_knob(&core, VDA, 2000);
         (void) test_core_check(&core, vda);
         ck_assert_uint_eq(test_core_knob(&core, VDA), target);
-        ck_assert_uint_eq(vda->reasserts, 1);
+        ck_assert_uint_eq(vda->reassert.count, 1);
         ck_assert(!vda->external);
 }
 END_TEST
@@ -133,7 +133,7 @@ START_TEST(test_drift_yield) {
         ck_assert_uint_eq(test_core_knob(&core, VDA), 1024);
         ck_assert(vda->external);
         ck_assert_int_eq(vda->decision.source, RA_SOURCE_EXTERNAL);
-        ck_assert_uint_eq(vda->reasserts, 0);
+        ck_assert_uint_eq(vda->reassert.count, 0);
 
         /* A new decision (an event) still yields: the value is theirs until a pin or a reload. */
         ra_tune_disk(&core.m, vda, "change");
@@ -146,7 +146,7 @@ START_TEST(test_no_drift) {
         ra_tune_disk(&core.m, vda, "add");
         ck_assert_uint_eq(test_core_check(&core, vda), vda->decision.kb);
         ck_assert(!vda->external);
-        ck_assert_uint_eq(vda->reasserts, 0);
+        ck_assert_uint_eq(vda->reassert.count, 0);
 }
 END_TEST
 
