@@ -89,7 +89,7 @@ int ra_write_file_at(int dirfd, const char *path, const char *s) {
         size_t len = strlen(s);
         ssize_t n;
 
-        fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        fd = openat(dirfd, path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return negative_errno();
 

@@ -21,7 +21,12 @@ int ra_parse_u32(const char *s, uint32_t *ret);
  */
 int ra_read_file_at(int dirfd, const char *path, char *buf, size_t size);
 
-/* Writes s in one write(2) call, as sysfs expects. */
+/*
+ * Writes s in one write(2) call, as sysfs expects, over what the file held
+ * (O_TRUNC, as a shell's ">": sysfs, procfs and tracefs ignore it; a
+ * regular file, such as a knob of the unit tests' fake sysfs, would keep
+ * the tail of a longer value).
+ */
 int ra_write_file_at(int dirfd, const char *path, const char *s);
 
 /* NULL-terminated string vectors. */

@@ -14,6 +14,7 @@
 #include "ra-stack.h"
 #include "ra-stats.h"
 #include "ra-trace.h"
+#include "ra-tune-knob.h"
 
 struct Manager;
 
@@ -91,9 +92,8 @@ typedef struct RaDisk {
          * else's, and nothing is written over it.
          */
         bool medium_pending;
-        unsigned reasserts;      /* writes again after such changes, since reassert_since */
-        uint64_t reassert_since; /* CLOCK_MONOTONIC usec */
-        int write_error;         /* errno of the last failed write; 0 after a good one */
+        RaReassert reassert; /* writes again after such changes (ra-tune-knob.h) */
+        int write_error;     /* errno of the last failed write; 0 after a good one */
 
         /* RA_KIND_BDI, RA_KIND_STACK: the disks it reads from, for D-Bus (a partition stands for its disk).
          */

@@ -324,3 +324,12 @@ void ra_store_learned_swap(Manager *m, RaSwapClass c, int value) {
                 m->state_dirty = true;
         }
 }
+
+void ra_store_remember_swap_original(Manager *m, int value) {
+        if (m->state->swap.has_original || value < 0)
+                return;
+        m->state->swap.original = value;
+        m->state->swap.has_original = true;
+        /* On disk before radaemon's first write, as a disk's original. */
+        m->state_dirty = m->original_unsaved = true;
+}

@@ -56,5 +56,8 @@ void ra_store_learned_swap(Manager *m, RaSwapClass c, int value);
  */
 void ra_store_remember_original(Manager *m, const RaDisk *d);
 
+/* vm.page-cluster holds value before radaemon's first write: its original, unless one is known. */
+void ra_store_remember_swap_original(Manager *m, int value);
+
 /* The system's own starting value for identity (a FUSE server's INIT answer, a udev rule's write). */
 void ra_store_set_original(Manager *m, const char *identity, uint32_t kb);

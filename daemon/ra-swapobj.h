@@ -7,6 +7,7 @@
 
 #include "ra-stats.h"
 #include "ra-swap.h"
+#include "ra-tune-knob.h"
 
 /*
  * The Swap object: what the swap watcher (ra-swapwatch.c) saw of the swap
@@ -36,10 +37,11 @@ typedef struct RaSwapWatch {
         RaSwapDisk *disks; /* beneath the active areas */
         size_t n_disks;
 
+        /* vm.page-cluster's file: RA_PAGE_CLUSTER_PATH when NULL, another in the unit tests */
+        const char *sysctl_path;
         int current; /* what the sysctl holds; -1 when it cannot be read */
         bool external;
-        unsigned reasserts;
-        uint64_t reassert_since;
+        RaReassert reassert; /* the disks' rule (ra-tune-knob.h) */
         int write_error;
         bool announced;
         RaSwapDecision decision;

@@ -308,7 +308,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         r = refresh_areas(w, true);
         if (r > 0)
                 ra_tune_swap_decide(m, "swap change");
-        current = ra_tune_swap_read();
+        current = ra_tune_swap_read(w);
         if (current >= 0)
                 ra_tune_swap_drift(m, current);
         if (w->n_areas > 0)
@@ -357,7 +357,7 @@ int ra_swapwatch_start(Manager *m) {
                 return log_oom();
         m->swap = w;
         w->manager = m;
-        w->current = ra_tune_swap_read();
+        w->current = ra_tune_swap_read(w);
         w->decision.value = -1;
         ra_swap_model_reset(&w->model, RA_SWAP_CLASS_UNKNOWN, m->state->swap.learned[RA_SWAP_CLASS_UNKNOWN]);
 

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,19 +12,20 @@
 #include "ra-log.h"
 #include "ra-settings.h"
 #include "ra-store.h"
+#include "ra-tune-knob.h"
 #include "ra-tune-swap.h"
 #include "ra-util.h"
 
-/* Someone who changes the value back this often a minute is left to it, as for disks. */
-#define REASSERT_MAX 3
-#define REASSERT_WINDOW_USEC (60 * UINT64_C(1000000))
+static const char *sysctl_path(const RaSwapWatch *w) {
+        return w->sysctl_path ?: RA_PAGE_CLUSTER_PATH;
+}
 
-int ra_tune_swap_read(void) {
+int ra_tune_swap_read(const RaSwapWatch *w) {
         char buf[32];
         uint32_t v;
         int r;
 
-        r = ra_read_file_at(AT_FDCWD, RA_PAGE_CLUSTER_PATH, buf, sizeof(buf));
+        r = ra_read_file_at(AT_FDCWD, sysctl_path(w), buf, sizeof(buf));
         if (r < 0)
                 return r;
         r = ra_parse_u32(buf, &v);
@@ -33,62 +35,35 @@ int ra_tune_swap_read(void) {
 }
 
 /* The one write of vm.page-cluster: written, read back; *ret_now is what the kernel holds. */
-static int write_page_cluster(int value, int *ret_now) {
+static int knob_write(void *object, uint32_t value, uint32_t *ret_now) {
+        RaSwapWatch *w = object;
         char buf[16];
         int r, now;
 
-        (void) snprintf(buf, sizeof(buf), "%d\n", value);
-        r = ra_write_file_at(AT_FDCWD, RA_PAGE_CLUSTER_PATH, buf);
-        now = ra_tune_swap_read();
+        (void) snprintf(buf, sizeof(buf), "%" PRIu32 "\n", value);
+        r = ra_write_file_at(AT_FDCWD, sysctl_path(w), buf);
+        now = ra_tune_swap_read(w);
         if (now >= 0)
-                *ret_now = now;
+                *ret_now = (uint32_t) now;
         if (r < 0)
                 return r;
         if (now < 0)
                 return now;
-        return now == value ? 0 : -EIO;
+        return (uint32_t) now == value ? 0 : -EIO;
 }
 
-static void write_decision(Manager *m, const char *event) {
-        RaSwapWatch *w = m->swap;
-        int before = w->current, now = w->current, r;
-
-        /*
-         * The original is durable before the first write, so a crash cannot
-         * lose it; while it cannot be saved, nothing is written.
-         */
-        if (!m->state->swap.has_original && before >= 0) {
-                m->state->swap.original = before;
-                m->state->swap.has_original = true;
-                m->state_dirty = m->original_unsaved = true;
-        }
-        if (m->original_unsaved) {
-                r = ra_store_flush(m);
-                if (r < 0) {
-                        if (r != w->write_error)
-                                log_warning_errno(r,
-                                                  "Swap: not writing %d to %s: the original values cannot "
-                                                  "be saved first (%m); it keeps %d until they can.",
-                                                  w->decision.value, RA_PAGE_CLUSTER_PATH, before);
-                        w->write_error = r;
-                        return;
-                }
-        }
-
-        r = write_page_cluster(w->decision.value, &now);
-        w->current = now;
-        if (r < 0) {
-                if (r != w->write_error)
-                        log_warning_errno(r, "Swap: cannot write %d to %s: %m", w->decision.value,
-                                          RA_PAGE_CLUSTER_PATH);
-                w->write_error = r;
-                return;
-        }
-        if (w->write_error != 0)
-                log_info("Swap: %s can be written again.", RA_PAGE_CLUSTER_PATH);
-        w->write_error = 0;
-        log_info("Swap: vm.page-cluster %d -> %d (%s, on %s): %s", before, now,
-                 ra_source_to_string(w->decision.source), event, w->decision.reason);
+/* vm.page-cluster, for what every knob shares (ra-tune-knob.c): said as "Swap: vm.page-cluster ...". */
+static RaKnob swap_knob(RaSwapWatch *w) {
+        return (RaKnob){
+                .label = "Swap",
+                .device = "vm.page-cluster",
+                .what = "vm.page-cluster",
+                .unit = "",
+                .write = knob_write,
+                .object = w,
+                .write_error = &w->write_error,
+                .reassert = &w->reassert,
+        };
 }
 
 /*
@@ -97,7 +72,7 @@ static void write_decision(Manager *m, const char *event) {
  * decides again, rather than being written over unseen.
  */
 static bool sysctl_moved(Manager *m) {
-        int now = ra_tune_swap_read();
+        int now = ra_tune_swap_read(m->swap);
 
         if (now < 0 || now == m->swap->current)
                 return false;
@@ -108,7 +83,9 @@ static bool sysctl_moved(Manager *m) {
 void ra_tune_swap_decide(Manager *m, const char *event) {
         RaSwapWatch *w = m->swap;
         RaSwapDecision previous = w->decision;
+        RaKnob k = swap_knob(w);
         RaSwapSettings s;
+        uint32_t now;
         bool news;
 
         if (w->model.class != w->active)
@@ -132,17 +109,16 @@ void ra_tune_swap_decide(Manager *m, const char *event) {
                 log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0, "Swap: %s", w->decision.reason);
         else if (sysctl_moved(m))
                 return;
-        else if (w->decision.value == w->current)
-                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
-                               "Swap: vm.page-cluster stays at %d (%s, on %s): %s", w->current,
-                               ra_source_to_string(w->decision.source), event, w->decision.reason);
-        else if (ra_context_observing(m))
-                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
-                               "Swap: would change vm.page-cluster %d -> %d (%s, on %s; observe mode): %s",
-                               w->current, w->decision.value, ra_source_to_string(w->decision.source), event,
-                               w->decision.reason);
-        else
-                write_decision(m, event);
+        else {
+                /* Saved before the first write, as a disk's original is (ra_tune_knob_write()). */
+                if (!ra_context_observing(m) && w->decision.value != w->current)
+                        ra_store_remember_swap_original(m, w->current);
+                (void) ra_tune_knob_settle(m, &k, news, (uint32_t) w->current, (uint32_t) w->decision.value,
+                                           ra_source_to_string(w->decision.source), event,
+                                           w->decision.reason, &now);
+                if (now <= INT_MAX)
+                        w->current = (int) now;
+        }
 }
 
 void ra_tune_swap_begin(Manager *m, RaSwapSnapshot *ret) {
@@ -165,11 +141,11 @@ void ra_tune_swap(Manager *m, const char *event) {
         ra_tune_swap_commit(m, &before);
 }
 
-/* Someone else wrote the sysctl: yield, or write radaemon's value again. */
+/* Someone else wrote the sysctl: yield, or write radaemon's value again, by the disks' rule. */
 void ra_tune_swap_drift(Manager *m, int now_value) {
         RaSwapWatch *w = m->swap;
         int was = w->current;
-        uint64_t now;
+        RaKnob k = swap_knob(w);
 
         if (now_value == was)
                 return;
@@ -179,48 +155,41 @@ void ra_tune_swap_drift(Manager *m, int now_value) {
                 ra_tune_swap_decide(m, "external change");
                 return;
         }
-        if (ra_context_observing(m) || w->decision.value < 0 || now_value == w->decision.value)
+        /* Nothing to defend: no value decided, or none read before to tell a change from. */
+        if (w->decision.value < 0 || was < 0 || now_value < 0)
                 return;
-
-        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
-        if (now - w->reassert_since > REASSERT_WINDOW_USEC) {
-                w->reassert_since = now;
-                w->reasserts = 0;
-        }
-        if (m->config->external == RA_EXTERNAL_REASSERT && w->reasserts < REASSERT_MAX) {
-                w->reasserts++;
-                log_info("Swap: vm.page-cluster went from %d to %d behind radaemon's back; writing %d again "
-                         "(external_changes = reassert).",
-                         was, now_value, w->decision.value);
+        switch (ra_tune_knob_drift(m, &k, (uint32_t) was, (uint32_t) now_value,
+                                   (uint32_t) w->decision.value)) {
+        case RA_DRIFT_IGNORE:
+                return;
+        case RA_DRIFT_REASSERT:
                 ra_tune_swap_decide(m, "reassert");
                 return;
+        case RA_DRIFT_YIELD:
+                w->external = true;
+                ra_tune_swap_decide(m, "external change");
+                return;
         }
-        log_info("Swap: vm.page-cluster went from %d to %d behind radaemon's back; leaving it.", was,
-                 now_value);
-        w->external = true;
-        ra_tune_swap_decide(m, "external change");
 }
 
 int ra_tune_swap_restore(Manager *m, const char *why) {
         RaSwapWatch *w = m->swap;
         RaSwapSnapshot before;
-        int now = -1, r;
+        uint32_t now;
+        bool done;
+        RaKnob k;
 
-        if (!w || !m->state->swap.has_original)
+        if (!w || !m->state->swap.has_original || m->state->swap.original < 0)
                 return 0;
 
+        k = swap_knob(w);
         ra_tune_swap_begin(m, &before);
-        r = write_page_cluster(m->state->swap.original, &now);
-        if (r < 0)
-                log_warning_errno(r, "Swap: cannot put back the original page-cluster %d: %m",
-                                  m->state->swap.original);
-        else
-                log_info("Swap: vm.page-cluster %d -> %d, its value before radaemon (%s).", w->current, now,
-                         why);
-        if (now >= 0)
-                w->current = now;
+        done = ra_tune_knob_restore(m, &k, (uint32_t) w->current, (uint32_t) m->state->swap.original, why,
+                                    &now);
+        if (now <= INT_MAX)
+                w->current = (int) now;
         ra_tune_swap_commit(m, &before);
-        return r >= 0;
+        return done;
 }
 
 int ra_tune_swap_pin(Manager *m, int value, bool persist, uid_t uid) {
@@ -230,7 +199,8 @@ int ra_tune_swap_pin(Manager *m, int value, bool persist, uid_t uid) {
         r = ra_store_pin_swap(m, value, persist, &changed);
         if (r < 0 && !changed)
                 return r;
-        log_info("Swap: page-cluster pinned to %d by uid %u over D-Bus%s.", value, (unsigned) uid,
+        log_disk(LOG_INFO, RA_LOG_PIN, "vm.page-cluster", (uint32_t) value, "pinned",
+                 "Swap: page-cluster pinned to %d by uid %u over D-Bus%s.", value, (unsigned) uid,
                  persist ? ", stored" : ", until radaemon stops");
         ra_tune_swap(m, "pin");
         return r;
@@ -244,7 +214,8 @@ int ra_tune_swap_unpin(Manager *m, uid_t uid) {
         if (r < 0 && !changed)
                 return r;
         if (changed)
-                log_info("Swap: page-cluster pin cleared by uid %u over D-Bus; radaemon decides again.",
+                log_disk(LOG_INFO, RA_LOG_PIN, "vm.page-cluster", 0, "",
+                         "Swap: page-cluster pin cleared by uid %u over D-Bus; radaemon decides again.",
                          (unsigned) uid);
         ra_tune_swap(m, "unpin");
         return r;

@@ -16,7 +16,7 @@ struct Manager;
  */
 
 /* What the sysctl holds, or a negative errno. */
-int ra_tune_swap_read(void);
+int ra_tune_swap_read(const RaSwapWatch *w);
 
 /* Before the watcher changes what clients see; ra_tune_swap_commit() announces the difference. */
 void ra_tune_swap_begin(struct Manager *m, RaSwapSnapshot *ret);

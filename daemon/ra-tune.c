@@ -11,6 +11,7 @@
 #include "ra-registry.h"
 #include "ra-settings.h"
 #include "ra-store.h"
+#include "ra-tune-knob.h"
 #include "ra-tune-swap.h"
 #include "ra-tune.h"
 #include "ra-util.h"
@@ -20,10 +21,6 @@
  * running, or lost it; writes from then on are somebody else's.
  */
 #define UDEV_ADD_WAIT_USEC (30 * UINT64_C(1000000))
-
-/* Someone who changes a value back this often a minute is left to it. */
-#define REASSERT_MAX 3
-#define REASSERT_WINDOW_USEC (60 * UINT64_C(1000000))
 
 /* The drift check decides again, and a decision that finds sysfs moved checks the drift. */
 static void decide(Manager *m, RaDisk *d, const char *event);
@@ -44,62 +41,22 @@ static int write_window(const RaDisk *d, uint32_t kb, uint32_t *ret_now) {
         return sysfd < 0 ? sysfd : ra_apply_read_ahead(sysfd, d->knob_attr, kb, ret_now);
 }
 
-static void write_decision(Manager *m, RaDisk *d, const char *event) {
-        const RaDecision *want = &d->decision;
-        uint32_t before = d->attrs.read_ahead_kb, now = before;
-        int r;
+static int knob_write(void *object, uint32_t kb, uint32_t *ret_now) {
+        return write_window(object, kb, ret_now);
+}
 
-        /*
-         * A device's value before radaemon's first write is on disk before
-         * that write: written over unsaved, it would be lost at the next
-         * start, and Restore would put back radaemon's own value. The
-         * device keeps what it has; the next decision tries again.
-         */
-        if (m->original_unsaved) {
-                r = ra_store_flush(m);
-                if (r < 0) {
-                        if (r != d->write_error)
-                                log_warning_errno(r,
-                                                  "%s: not writing %" PRIu32 " KiB to read_ahead_kb: the "
-                                                  "original values cannot be saved first (%m); it keeps "
-                                                  "%" PRIu32 " KiB until they can.",
-                                                  d->name, want->kb, before);
-                        d->write_error = r;
-                        return;
-                }
-        }
-
-        r = write_window(d, want->kb, &now);
-        d->attrs.read_ahead_kb = now;
-
-        if (r == -ENODEV) {
-                log_debug("%s: gone before read_ahead_kb could be written.", d->name);
-                return;
-        }
-
-        /* A write that keeps failing is logged once, not every interval. */
-        if (r < 0) {
-                if (r != d->write_error) {
-                        if (r == -EIO)
-                                log_warning("%s: wrote %" PRIu32
-                                            " KiB to read_ahead_kb, but the kernel holds "
-                                            "%" PRIu32 " KiB.",
-                                            d->name, want->kb, now);
-                        else
-                                log_warning_errno(r, "%s: cannot write %" PRIu32 " KiB to read_ahead_kb: %m",
-                                                  d->name, want->kb);
-                }
-                d->write_error = r;
-                return;
-        }
-
-        if (d->write_error != 0)
-                log_info("%s: read_ahead_kb can be written again.", d->name);
-        d->write_error = 0;
-        d->decisions++;
-        log_disk(LOG_INFO, RA_LOG_DECISION, d->name, now, ra_source_to_string(want->source),
-                 "%s: read_ahead_kb %" PRIu32 " -> %" PRIu32 " KiB (%s, on %s): %s", d->name, before, now,
-                 ra_source_to_string(want->source), event, want->reason);
+/* d's window, for what every knob shares (ra-tune-knob.c). */
+static RaKnob window_knob(RaDisk *d) {
+        return (RaKnob){
+                .label = d->name,
+                .device = d->name,
+                .what = "read_ahead_kb",
+                .unit = " KiB",
+                .write = knob_write,
+                .object = d,
+                .write_error = &d->write_error,
+                .reassert = &d->reassert,
+        };
 }
 
 /*
@@ -135,6 +92,7 @@ static RaSettingsKind settings_kind(RaKind k) {
 /* Decides for d, and writes unless the value is there already or radaemon only observes. */
 static void decide(Manager *m, RaDisk *d, const char *event) {
         RaDecision previous = d->decision;
+        RaKnob k = window_knob(d);
         RaSettingsInput in;
         RaSettingsRun run;
         bool news;
@@ -183,24 +141,16 @@ static void decide(Manager *m, RaDisk *d, const char *event) {
                                d->name, d->decision.reason);
         else if (sysfs_moved(m, d))
                 return;
-        else if (d->decision.kb == d->attrs.read_ahead_kb)
-                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
-                               "%s: read_ahead_kb stays at %" PRIu32 " KiB (%s, on %s): %s", d->name,
-                               d->decision.kb, ra_source_to_string(d->decision.source), event,
-                               d->decision.reason);
-        else if (ra_context_observing(m))
-                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
-                               "%s: would change read_ahead_kb %" PRIu32 " -> %" PRIu32
-                               " KiB (%s, on %s; observe mode): %s",
-                               d->name, d->attrs.read_ahead_kb, d->decision.kb,
-                               ra_source_to_string(d->decision.source), event, d->decision.reason);
-        else
-                write_decision(m, d, event);
+        else if (ra_tune_knob_settle(m, &k, news, d->attrs.read_ahead_kb, d->decision.kb,
+                                     ra_source_to_string(d->decision.source), event, d->decision.reason,
+                                     &d->attrs.read_ahead_kb) > 0)
+                d->decisions++;
 }
 
 void ra_tune_drift(Manager *m, RaDisk *d, uint32_t kb) {
         uint32_t was = d->attrs.read_ahead_kb;
         uint64_t now;
+        RaKnob k;
 
         if (kb == was)
                 return;
@@ -271,39 +221,21 @@ void ra_tune_drift(Manager *m, RaDisk *d, uint32_t kb) {
                 return;
         }
 
-        /* Nothing to defend: observing, no medium, or our own value. */
-        if (ra_context_observing(m) || d->decision.kb == 0 || kb == d->decision.kb)
+        /* Nothing to defend without a medium. */
+        if (d->decision.kb == 0)
                 return;
-
-        if (now - d->reassert_since > REASSERT_WINDOW_USEC) {
-                d->reassert_since = now;
-                d->reasserts = 0;
-        }
-
-        if (m->config->external == RA_EXTERNAL_REASSERT && d->reasserts < REASSERT_MAX) {
-                d->reasserts++;
-                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "external",
-                         "%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
-                         " KiB behind radaemon's back; "
-                         "writing %" PRIu32 " KiB again (external_changes = reassert).",
-                         d->name, was, kb, d->decision.kb);
+        k = window_knob(d);
+        switch (ra_tune_knob_drift(m, &k, was, kb, d->decision.kb)) {
+        case RA_DRIFT_IGNORE:
+                return;
+        case RA_DRIFT_REASSERT:
                 decide(m, d, "reassert");
                 return;
+        case RA_DRIFT_YIELD:
+                d->external = true;
+                decide(m, d, "external change");
+                return;
         }
-
-        if (m->config->external == RA_EXTERNAL_REASSERT)
-                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "external",
-                         "%s: read_ahead_kb was changed behind radaemon's back %u times within a minute; "
-                         "leaving it at %" PRIu32 " KiB.",
-                         d->name, d->reasserts + 1, kb);
-        else
-                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "external",
-                         "%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
-                         " KiB behind radaemon's back; "
-                         "leaving it (external_changes = yield).",
-                         d->name, was, kb);
-        d->external = true;
-        decide(m, d, "external change");
 }
 
 int ra_tune_begin(RaDisk *d, RaTune *ret) {
@@ -411,25 +343,14 @@ int ra_tune_check_window(Manager *m, RaDisk *d, uint32_t *ret_kb) {
 
 bool ra_tune_restore(Manager *m, RaDisk *d, const char *why) {
         const RaStateEntry *e = ra_state_find(m->state, d->identity);
-        uint32_t now = d->attrs.read_ahead_kb;
-        bool done = false;
+        RaKnob k = window_knob(d);
+        bool done;
         RaTune t;
-        int r;
 
         if (!e || !e->has_original || ra_tune_begin(d, &t) < 0)
                 return false;
-
-        r = write_window(d, e->original_kb, &now);
-        if (r < 0 && r != -ENODEV)
-                log_warning_errno(r, "%s: cannot put back the original %" PRIu32 " KiB: %m", d->name,
-                                  e->original_kb);
-        else if (r >= 0) {
-                log_disk(LOG_INFO, RA_LOG_RESTORE, d->name, now, "original",
-                         "%s: read_ahead_kb %" PRIu32 " -> %" PRIu32 " KiB, its value before radaemon (%s).",
-                         d->name, d->attrs.read_ahead_kb, now, why);
-                d->attrs.read_ahead_kb = now;
-                done = true;
-        }
+        done = ra_tune_knob_restore(m, &k, d->attrs.read_ahead_kb, e->original_kb, why,
+                                    &d->attrs.read_ahead_kb);
         ra_tune_commit(m, &t, NULL);
         return done;
 }
