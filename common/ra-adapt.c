@@ -340,6 +340,14 @@ static bool credit_throughput(RaModel *m, RaWorkload c, const RaObservation *o) 
         /* The files say which window they read under: only theirs is credited. */
         if (paged(o))
                 under = o->pcache.window_bytes * 10 >= o->pcache.seq_bytes * 9;
+        else if (m->trial_kb != 0 && o->evidence >= RA_EVIDENCE_FILEMAP)
+                /*
+                 * Too few page-cache reads to say which window the readers took (they read what
+                 * the cache holds). The block layer cannot say it for a trial: readers of one
+                 * device opened before it look like streams begun under it after every jump.
+                 * Only reads the page cache saw made under the trial judge it.
+                 */
+                under = false;
         else
                 under = o->traced && o->trace.window_bytes * 10 >= o->trace.bytes * 9;
         if (under)

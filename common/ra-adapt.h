@@ -67,7 +67,12 @@
  *
  * A trial is judged only by reads of files that run under it. Files opened
  * before it began keep the window they took and say nothing of it, however
- * fast they read: until files opened under it have read RA_ADAPT_SAMPLES
+ * fast they read (readers of one block device share its inode: the page
+ * cache tells them apart read by read, see ra-pcache.h). Where the page
+ * cache is traced, only it judges a trial: in an interval with too few
+ * page-cache reads (readers served from the cache) the block requests cannot
+ * stand in, since a reader opened before the trial looks to them like a
+ * stream begun under it after every jump: until files opened under it have read RA_ADAPT_SAMPLES
  * intervals (nearly) alone, the trial stands, neither kept nor refuted, and
  * the reason says so. It stands without a time limit. Reverting it after a
  * while would change nothing for the files reading (they never saw it) and
