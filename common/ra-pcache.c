@@ -12,8 +12,7 @@ static uint64_t page_bytes(const RaPcacheAccount *a) {
         return (uint64_t) (a->page_kb ? a->page_kb : 4) * 1024;
 }
 
-/* A fallback's run of pages ends: one about a window long, not from the start, was read around a random
- * read. */
+/* A fallback's run ends: one about a window long, not from the start, was read around a random read. */
 static void run_end(RaPcacheAccount *a, const RaPcacheStream *s, uint64_t window_pages) {
         if (!s->run_from_start && s->run > 1 && s->run * 2 >= window_pages && s->run <= 2 * window_pages)
                 a->now.waste_bytes += (s->run - 1) * page_bytes(a);
