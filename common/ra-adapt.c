@@ -394,6 +394,14 @@ static bool credit_throughput(RaModel *m, RaWorkload c, const RaObservation *o) 
         /* The files say which window they read under: only theirs is credited. */
         if (paged(o))
                 under = o->pcache.window_bytes * 10 >= o->pcache.seq_bytes * 9;
+        else if (m->trial_kb != 0 && m->trial_paged)
+                /*
+                 * Too few page-cache reads to say which window the readers took (they read what
+                 * the cache holds). The block layer cannot say it for a trial: readers of one
+                 * device opened before it look like streams begun under it after every jump.
+                 * Only reads the page cache saw made under the trial judge it.
+                 */
+                under = false;
         else
                 under = o->traced && o->trace.window_bytes * 10 >= o->trace.bytes * 9;
         if (under)
@@ -519,6 +527,7 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
                 c == RA_WORKLOAD_SEQUENTIAL && target > o->window_kb && !perf_judged(m, target) ? target : 0;
         m->trial_from_kb = o->window_kb;
         m->trial_waited = 0;
+        m->trial_paged = paged(o);
         m->learned_kb = target;
         memcpy(m->reason, reason, sizeof(m->reason));
         m->since_change = 0;

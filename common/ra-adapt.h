@@ -79,10 +79,17 @@
  *
  * A trial is judged only by reads of files that run under it. Files opened
  * before it began keep the window they took and say nothing of it, however
- * fast they read: until files opened under it have read RA_ADAPT_SAMPLES
- * intervals (nearly) alone, the trial stands, neither kept nor refuted, and
- * the reason says so. It stands without a time limit. Reverting it after a
- * while would change nothing for the files reading (they never saw it) and
+ * fast they read (readers of one block device share its inode: the page
+ * cache tells them apart read by read, see ra-pcache.h). A trial proposed on
+ * the page cache's evidence is judged only by it: in an interval with too few
+ * page-cache reads (readers served from the cache) the block requests cannot
+ * stand in, since a reader opened before the trial looks to them like a
+ * stream begun under it after every jump. (One proposed on block requests,
+ * where the page cache sees none of the device's reads, is judged by them.)
+ * Until files opened under it have read RA_ADAPT_SAMPLES intervals (nearly)
+ * alone, the trial stands, neither kept nor refuted, and the reason says so.
+ * It stands without a time limit. Reverting it after a while would change
+ * nothing for the files reading (they never saw it) and
  * would leave the next files opened, the only ones that can judge it, under
  * the old window again: a job that reads for an hour with files opened at
  * its start would have its trial proposed and withdrawn over and over and
@@ -224,6 +231,7 @@ typedef struct RaModel {
         uint32_t trial_kb;      /* a larger window on trial, not judged yet; 0: none */
         uint32_t trial_from_kb; /* the window it is judged against */
         unsigned trial_waited;  /* busy sequential intervals it stood with no file read under it */
+        bool trial_paged;       /* proposed on page-cache evidence: only that judges it */
 
         RaPerf perf[RA_ADAPT_PERF_SLOTS];
         size_t n_perf;

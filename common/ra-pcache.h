@@ -39,7 +39,16 @@
  * knob's as well. So a file is credited to the window in force only when it
  * was first seen, or read again from its first page (opened again, as a
  * rule), after the knob took that value: four streams opened under 1 MiB
- * must not speak for a 4 MiB trial begun while they read.
+ * must not speak for a 4 MiB trial begun while they read. A file first seen
+ * in its middle after the knob grew may have opened before: it is credited
+ * only once a readahead of it was larger than the knob's old value, which a
+ * reader opened before never makes.
+ *
+ * Several readers of one inode (four dd of one block device, whose pages
+ * are all its inode's) are told apart by where they read: pages that follow
+ * one reader's go on with it, and a jump elsewhere takes a stream of its own
+ * up to RA_PCACHE_READERS a file. The readahead events need none of this:
+ * each names the window (ra_pages) its read was made under.
  */
 
 /*
@@ -127,6 +136,12 @@ int ra_pcache_page_parse(const RaPcacheFormat *f, const void *page, size_t size,
 /* --- the per-file stream model ---------------------------------------------- */
 
 #define RA_PCACHE_STREAMS 32
+/*
+ * The fallback's readers of one file told apart by where they read: a block
+ * device read by several programs at once (four dd, fio --numjobs=4) is one
+ * inode. Random reads of a file cycle through as many streams.
+ */
+#define RA_PCACHE_READERS 8
 #define RA_PCACHE_REQ_BUCKETS 12 /* one page << n */
 
 typedef enum RaPcacheCause {
@@ -143,15 +158,17 @@ typedef struct RaPcacheStream {
         uint64_t ino;
         uint64_t start; /* the last window read: [start, next) in pages */
         uint64_t next;
-        uint64_t run;        /* fallback: pages added contiguously so far... */
-        bool run_from_start; /* ...from the file's first page */
-        uint64_t batch;      /* fallback: pages of the readahead being added... */
-        uint64_t batch_seq;  /* ...of them, counted as read in order */
-        uint64_t batch_ns;   /* ...and when its last page came */
-        uint64_t batch_max;  /* fallback: the largest readahead seen, a floor for the file's window */
-        uint32_t ra_pages;   /* the window the file took at its open */
-        uint64_t epoch;      /* fallback: the knob's epoch when first seen or read from its start */
-        uint64_t credited;   /* the last interval it was counted in window_files */
+        uint64_t run;           /* fallback: pages added contiguously so far... */
+        bool run_from_start;    /* ...from the file's first page */
+        uint64_t batch;         /* fallback: pages of the readahead being added... */
+        uint64_t batch_seq;     /* ...of them, counted as read in order */
+        uint64_t batch_ns;      /* ...and when its last page came */
+        uint64_t batch_max;     /* fallback: the largest readahead seen, a floor for the file's window */
+        uint32_t ra_pages;      /* the window the file took at its open */
+        uint64_t epoch;         /* fallback: the knob's epoch when first seen or read from its start */
+        uint64_t held_bytes;    /* fallback: bytes held from the credit until it reads past the old window */
+        uint64_t held_interval; /* ...of this interval (+1) */
+        uint64_t credited;      /* the last interval it was counted in window_files */
         RaPcacheCause pending;
         uint64_t req_count; /* of the read that made pending */
         uint64_t last_seen;
@@ -180,9 +197,10 @@ typedef struct RaPcacheAccount {
         RaPcacheStream streams[RA_PCACHE_STREAMS];
         uint64_t clock;
         uint64_t interval;
-        uint32_t page_kb;   /* 0: 4 */
-        uint32_t window_kb; /* the knob's value with the last event... */
-        uint64_t epoch;     /* ...and how many times it changed */
+        uint32_t page_kb;       /* 0: 4 */
+        uint32_t window_kb;     /* the knob's value with the last event... */
+        uint64_t epoch;         /* ...and how many times it changed */
+        uint32_t grown_from_kb; /* its value before it last grew; 0: it shrank */
         RaPcacheSummary now;
         uint64_t req_reads[RA_PCACHE_REQ_BUCKETS];
         uint64_t req_pages[RA_PCACHE_REQ_BUCKETS];

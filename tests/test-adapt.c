@@ -293,6 +293,79 @@ START_TEST(test_long_lived_open) {
 }
 END_TEST
 
+/*
+ * One interval of four readers of one block device (one inode, the
+ * device's) with the readahead events: files the page cache saw
+ * (pcache_bytes, all in order, window_bytes of them read under the window
+ * in force), the block requests (all in streams that, for the block layer,
+ * began under it), and the device's throughput.
+ */
+static RaObservation device_readers(uint32_t window_kb, uint64_t pcache_bytes, uint64_t window_bytes,
+                                    double bytes_per_sec) {
+        uint64_t bytes = (uint64_t) bytes_per_sec;
+
+        return (RaObservation){
+                .rates = { .seconds = 1,
+                           .read_iops = 200,
+                           .read_bytes_per_sec = bytes_per_sec,
+                           .avg_read_request_bytes = (double) bytes / 200 },
+                .traced = true,
+                .trace = { .requests = 200, .bytes = bytes, .window_bytes = bytes, .request_kb = 1024 },
+                .window_kb = window_kb,
+                .evidence = RA_EVIDENCE_READAHEAD,
+                .pcache = { .events = 100,
+                            .files = 1,
+                            .seq_reads = 100,
+                            .seq_bytes = pcache_bytes,
+                            .full_bytes = pcache_bytes,
+                            .window_bytes = window_bytes,
+                            .window_files = window_bytes > 0 },
+        };
+}
+
+/*
+ * The issue's case: four readers of one block device, opened under 1 MiB,
+ * fill it, so 4 MiB is tried. They go on under the 1 MiB they took, some
+ * intervals read mostly from what the page cache holds (too few page-cache
+ * reads to judge by), where the block layer's streams look new. No reader
+ * read under 4 MiB: the trial stands undecided, and is never refuted by
+ * what readers of the old window did. Readers opened under it judge it.
+ */
+START_TEST(test_device_trial_unused) {
+        const RaAdaptLimits l = { .bounds = { 4, 8192 }, .size_cap_kb = 8192, .max_sectors_kb = 1280 };
+        RaModel m = {};
+        RaObservation o;
+        unsigned i;
+
+        for (i = 0; i < 10 && m.learned_kb == 0; i++) {
+                o = device_readers(1024, 100 << 20, 100 << 20, 100e6);
+                (void) ra_adapt_update(&m, &o, &l);
+        }
+        ck_assert_uint_eq(m.learned_kb, 4096);
+
+        for (i = 0; i < 20; i++) {
+                if (i % 2)
+                        o = device_readers(4096, 100 << 20, 0, 100e6);
+                else
+                        o = device_readers(4096, 128 << 10, 0, 70e6);
+                ck_assert_msg(!ra_adapt_update(&m, &o, &l), "interval %u: %u KiB: %s", i, m.learned_kb,
+                              m.reason);
+        }
+        ck_assert_msg(strstr(m.reason, "4096 KiB on trial") && strstr(m.reason, "neither kept nor refuted"),
+                      "%s", m.reason);
+        for (size_t k = 0; k < m.n_perf; k++)
+                ck_assert_msg(m.perf[k].kb != 4096, "4096 KiB credited %u intervals", m.perf[k].samples);
+
+        /* Readers opened under it, slower: it is judged, and refuted. */
+        for (i = 0; i < 10 && m.learned_kb == 4096; i++) {
+                o = device_readers(4096, 100 << 20, 100 << 20, 70e6);
+                (void) ra_adapt_update(&m, &o, &l);
+        }
+        ck_assert_uint_eq(m.learned_kb, 1024);
+        ck_assert_ptr_nonnull(strstr(m.reason, "Bigger requests stopped paying"));
+}
+END_TEST
+
 START_TEST(test_classify) {
         RaObservation o = { .rates = { .seconds = 1, .read_iops = 100 }, .traced = true, .window_kb = 128 };
 
@@ -496,6 +569,7 @@ int main(void) {
         tcase_add_test(tc, test_limits);
         tcase_add_test(tc, test_idle);
         tcase_add_test(tc, test_long_lived_open);
+        tcase_add_test(tc, test_device_trial_unused);
         tcase_add_test(tc, test_classify);
         tcase_add_test(tc, test_size_cap);
         tcase_add_test(tc, test_random_slow_disk_cuts);

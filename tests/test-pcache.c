@@ -522,15 +522,18 @@ END_TEST
  * opened). With the readahead events (a miss at the file's start, then a
  * read at each mark, and the window it read) or as the fallback sees them
  * (pages added one at a time, 1 us apart within a readahead, 100 us between
- * two). The knob reads knob_kb meanwhile.
+ * two). The knob reads knob_kb meanwhile. With device, the four read one
+ * block device, whose pages are all its one inode's, each in a region of its
+ * own (pos: where each stands).
  */
-static void four_readers(RaPcacheAccount *a, bool filemap, uint64_t first_ino, uint32_t open_kb,
-                         uint32_t knob_kb, uint64_t pos[static 4], uint64_t *clock_ns) {
+static void readers(RaPcacheAccount *a, bool filemap, bool device, uint64_t first_ino, uint32_t open_kb,
+                    uint32_t knob_kb, uint64_t pos[static 4], uint64_t *clock_ns) {
         uint64_t n = open_kb / 4;
 
         for (unsigned step = 0; step < 24; step++)
                 for (unsigned f = 0; f < 4; f++) {
-                        uint64_t index = pos[f], ino = first_ino + f;
+                        /* Four readers of one block device: one inode, the device's. */
+                        uint64_t index = pos[f], ino = device ? first_ino : first_ino + f;
 
                         *clock_ns += 100000;
                         if (filemap)
@@ -571,6 +574,11 @@ static void four_readers(RaPcacheAccount *a, bool filemap, uint64_t first_ino, u
                 }
 }
 
+static void four_readers(RaPcacheAccount *a, bool filemap, uint64_t first_ino, uint32_t open_kb,
+                         uint32_t knob_kb, uint64_t pos[static 4], uint64_t *clock_ns) {
+        readers(a, filemap, false, first_ino, open_kb, knob_kb, pos, clock_ns);
+}
+
 /* Files opened before the knob took its value do not read under it, whatever the fallback sees of them. */
 START_TEST(test_model_opened_before) {
         for (int filemap = 0; filemap < 2; filemap++) {
@@ -602,6 +610,88 @@ START_TEST(test_model_opened_before) {
                 ck_assert_uint_eq(s.window_bytes, s.seq_bytes);
                 ck_assert_uint_eq(s.window_files, 4);
                 ck_assert_uint_eq(s.full_bytes, s.seq_bytes);
+        }
+}
+END_TEST
+
+/* Where each of four readers of one block device starts: a region each, 4 GiB apart. */
+static void device_regions(uint64_t pos[static 4]) {
+        for (unsigned f = 0; f < 4; f++)
+                pos[f] = (uint64_t) f << 20;
+}
+
+/*
+ * Four readers of one block device share its inode: which window each read
+ * under is known by each read, never by the inode. Opened under 1 MiB, they
+ * say nothing of a 4 MiB trial; readers opened under it do, and only their
+ * reads.
+ */
+START_TEST(test_model_device_opened_before) {
+        for (int filemap = 0; filemap < 2; filemap++) {
+                const char *how = filemap ? "fallback" : "readahead";
+                RaPcacheAccount a = { .page_kb = 4 };
+                RaPcacheSummary s;
+                uint64_t pos[4], clock_ns = 0;
+
+                device_regions(pos);
+                readers(&a, filemap, true, 0x700005, 1024, 1024, pos, &clock_ns);
+                ra_pcache_account_take(&a, &s);
+                /* The fallback cannot tell a reader's first readahead from a random read. */
+                ck_assert_msg(s.seq_bytes >= 4 * 23 * 1024 * 1024, "%s: %" PRIu64 " KiB in order", how,
+                              s.seq_bytes / 1024);
+                ck_assert_uint_eq(s.window_bytes, s.seq_bytes);
+
+                /* 4 MiB from now on: the four go on with the 1 MiB they took at their open. */
+                readers(&a, filemap, true, 0x700005, 1024, 4096, pos, &clock_ns);
+                ra_pcache_account_take(&a, &s);
+                ck_assert_msg(s.seq_bytes == 4 * 24 * 1024 * 1024, "%s: %" PRIu64 " KiB in order", how,
+                              s.seq_bytes / 1024);
+                ck_assert_msg(s.window_bytes == 0, "%s: %" PRIu64 " KiB credited to 4096 KiB", how,
+                              s.window_bytes / 1024);
+                ck_assert_uint_eq(s.window_files, 0);
+
+                /* Four readers opened under it, in other regions. */
+                for (unsigned f = 0; f < 4; f++)
+                        pos[f] = ((uint64_t) f + 4) << 20;
+                readers(&a, filemap, true, 0x700005, 4096, 4096, pos, &clock_ns);
+                ra_pcache_account_take(&a, &s);
+                ck_assert_msg(s.window_bytes == s.seq_bytes && s.seq_bytes >= 4 * 23 * 4096 * 1024,
+                              "%s: %" PRIu64 " of %" PRIu64 " KiB credited to 4096 KiB", how,
+                              s.window_bytes / 1024, s.seq_bytes / 1024);
+                ck_assert_uint_ge(s.window_files, 1);
+
+                /*
+                 * Readers seen first after the window grew, in the middle of the device (the
+                 * tracing began, or their streams were forgotten): those opened before it read no
+                 * more than the old window at once, and say nothing of it.
+                 */
+                for (int opened_under_trial = 0; opened_under_trial < 2; opened_under_trial++) {
+                        RaPcacheAccount b = { .page_kb = 4 };
+                        uint32_t open_kb = opened_under_trial ? 4096 : 1024;
+
+                        ra_pcache_account_add(&b,
+                                              &(RaPcacheEvent){ .time_ns = clock_ns,
+                                                                .kind = RA_PCACHE_ADD,
+                                                                .s_dev = RECORDED_DEV,
+                                                                .ino = 42,
+                                                                .index = 7,
+                                                                .nr = 1 },
+                                              1024);
+                        for (unsigned f = 0; f < 4; f++)
+                                pos[f] = ((uint64_t) f + 8) << 20;
+                        readers(&b, filemap, true, 0x700005, open_kb, 4096, pos, &clock_ns);
+                        ra_pcache_account_take(&b, &s);
+                        /* Seen first in their middle, they read a window past their first before they count.
+                         */
+                        ck_assert_uint_ge(s.seq_bytes, 4 * 20 * (uint64_t) open_kb * 1024);
+                        if (opened_under_trial)
+                                ck_assert_uint_eq(s.window_bytes, s.seq_bytes);
+                        else
+                                ck_assert_msg(s.window_bytes == 0,
+                                              "%s, seen first under the trial: %" PRIu64
+                                              " KiB credited to 4096 KiB",
+                                              how, s.window_bytes / 1024);
+                }
         }
 }
 END_TEST
@@ -863,13 +953,13 @@ START_TEST(test_policy_strength) {
 END_TEST
 
 /* One interval of four_readers() fed to the policy, read at bytes_per_sec; true when it learned. */
-static bool four_readers_learn(RaModel *m, RaPcacheAccount *a, bool filemap, uint64_t first_ino,
+static bool four_readers_learn(RaModel *m, RaPcacheAccount *a, bool filemap, bool device, uint64_t first_ino,
                                uint32_t open_kb, uint32_t knob_kb, uint64_t pos[static 4],
                                uint64_t *clock_ns, double bytes_per_sec) {
         RaPcacheSummary s;
         RaObservation o;
 
-        four_readers(a, filemap, first_ino, open_kb, knob_kb, pos, clock_ns);
+        readers(a, filemap, device, first_ino, open_kb, knob_kb, pos, clock_ns);
         ra_pcache_account_take(a, &s);
         observe(&s, knob_kb, bytes_per_sec, &o);
         if (filemap)
@@ -891,13 +981,16 @@ static unsigned perf_samples(const RaModel *m, uint32_t kb) {
  * the trial stands, neither kept nor refuted, and the reason says why. Then
  * files opened under it judge it: reading trial_gain times as fast.
  */
-static void four_reader_trial(bool filemap, double trial_gain, RaModel *m) {
+static void four_reader_trial(bool filemap, bool device, double trial_gain, RaModel *m) {
+        const char *how = filemap ? "fallback" : "readahead";
         RaPcacheAccount a = { .page_kb = 4 };
-        uint64_t pos[4] = {}, clock_ns = 0;
+        uint64_t pos[4] = {}, clock_ns = 0, ino = device ? 0x700005 : 3000;
         unsigned i;
 
+        if (device)
+                device_regions(pos);
         for (i = 0; i < 10 && m->learned_kb == 0; i++)
-                (void) four_readers_learn(m, &a, filemap, 3000, 1024, 1024, pos, &clock_ns,
+                (void) four_readers_learn(m, &a, filemap, device, ino, 1024, 1024, pos, &clock_ns,
                                           97.7e6 * (i % 2 ? 1.01 : 0.99));
         ck_assert_uint_eq(m->learned_kb, 4096);
         ck_assert_ptr_nonnull(strstr(m->reason, "Sequential reads fill every 1024 KiB window"));
@@ -909,20 +1002,30 @@ static void four_reader_trial(bool filemap, double trial_gain, RaModel *m) {
         for (i = 0; i < 20; i++) {
                 double speed = i % 2 ? 1.0 : i < 10 ? 1 / 1.17 : 1.17;
 
-                ck_assert_msg(!four_readers_learn(m, &a, filemap, 3000, 1024, 4096, pos, &clock_ns,
+                ck_assert_msg(!four_readers_learn(m, &a, filemap, device, ino, 1024, 4096, pos, &clock_ns,
                                                   97.7e6 * speed),
-                              "%s: interval %u under the trial: %u KiB: %s",
-                              filemap ? "fallback" : "readahead", i, m->learned_kb, m->reason);
-                ck_assert_uint_eq(perf_samples(m, 4096), 0);
-                ck_assert_str_eq(m->reason, "4096 KiB on trial: no file has read under it yet (the 4 files "
-                                            "reading opened before it), so it is neither kept nor refuted.");
+                              "%s%s: interval %u under the trial: %u KiB: %s", how, device ? ", device" : "",
+                              i, m->learned_kb, m->reason);
+                ck_assert_msg(perf_samples(m, 4096) == 0, "%s%s: interval %u: 4096 KiB credited: %s", how,
+                              device ? ", device" : "", i, m->reason);
+                if (device)
+                        ck_assert_msg(
+                                strstr(m->reason, "4096 KiB on trial: no file has read under it yet") &&
+                                        strstr(m->reason, "neither kept nor refuted"),
+                                "%s", m->reason);
+                else
+                        ck_assert_str_eq(m->reason,
+                                         "4096 KiB on trial: no file has read under it yet (the 4 files "
+                                         "reading opened before it), so it is neither kept nor refuted.");
         }
 
-        /* They end; the next four files open under 4 MiB. */
+        /* They end; the next four files open under 4 MiB (on a device: four readers elsewhere on it). */
         memset(pos, 0, sizeof(pos));
+        for (unsigned f = 0; device && f < 4; f++)
+                pos[f] = ((uint64_t) f + 4) << 20;
         for (i = 0; i < 10 && m->learned_kb == 4096 && perf_samples(m, 4096) < RA_ADAPT_SAMPLES + 1; i++)
-                (void) four_readers_learn(m, &a, filemap, 3010, 4096, 4096, pos, &clock_ns,
-                                          97.7e6 * trial_gain * (i % 2 ? 1.01 : 0.99));
+                (void) four_readers_learn(m, &a, filemap, device, device ? ino : 3010, 4096, 4096, pos,
+                                          &clock_ns, 97.7e6 * trial_gain * (i % 2 ? 1.01 : 0.99));
         ck_assert_uint_ge(perf_samples(m, 4096), RA_ADAPT_SAMPLES);
 }
 
@@ -932,7 +1035,7 @@ START_TEST(test_policy_trial_undecided) {
 
                 /* Files opened under the trial read 2.3 times as fast: it is kept, and the next one tried.
                  */
-                four_reader_trial(filemap, 2.3, &m);
+                four_reader_trial(filemap, false, 2.3, &m);
                 ck_assert_uint_ge(m.learned_kb, 4096);
                 ck_assert_msg(strstr(m.reason, "4096 KiB") && !strstr(m.reason, "on trial"), "%s", m.reason);
 
@@ -941,7 +1044,29 @@ START_TEST(test_policy_trial_undecided) {
                  * fast is a plateau, where trying goes on.)
                  */
                 m = (RaModel){};
-                four_reader_trial(filemap, 1 / 1.17, &m);
+                four_reader_trial(filemap, false, 1 / 1.17, &m);
+                ck_assert_uint_eq(m.learned_kb, 1024);
+                ck_assert_ptr_nonnull(strstr(m.reason, "Bigger requests stopped paying"));
+        }
+}
+END_TEST
+
+/*
+ * The issue's case: four readers of one block device, opened under 1 MiB
+ * before a 4 MiB trial, share the device's inode. Nothing they read speaks
+ * for the trial: it stands undecided, never refuted; readers opened under it
+ * then judge it, either way.
+ */
+START_TEST(test_policy_device_trial_undecided) {
+        for (int filemap = 0; filemap < 2; filemap++) {
+                RaModel m = {};
+
+                four_reader_trial(filemap, true, 2.3, &m);
+                ck_assert_uint_ge(m.learned_kb, 4096);
+                ck_assert_msg(strstr(m.reason, "4096 KiB") && !strstr(m.reason, "on trial"), "%s", m.reason);
+
+                m = (RaModel){};
+                four_reader_trial(filemap, true, 1 / 1.17, &m);
                 ck_assert_uint_eq(m.learned_kb, 1024);
                 ck_assert_ptr_nonnull(strstr(m.reason, "Bigger requests stopped paying"));
         }
@@ -1157,6 +1282,7 @@ static Suite *pcache_suite(void) {
         tcase_add_test(tc, test_model_sqlite);
         tcase_add_test(tc, test_model_interleaved);
         tcase_add_test(tc, test_model_opened_before);
+        tcase_add_test(tc, test_model_device_opened_before);
         tcase_add_test(tc, test_policy_tar);
         tcase_add_test(tc, test_policy_tar_fallback);
         tcase_add_test(tc, test_policy_cat_dd);
@@ -1167,6 +1293,7 @@ static Suite *pcache_suite(void) {
         tcase_add_test(tc, test_policy_short_runs);
         tcase_add_test(tc, test_policy_strength);
         tcase_add_test(tc, test_policy_trial_undecided);
+        tcase_add_test(tc, test_policy_device_trial_undecided);
         tcase_add_test(tc, test_policy_boot_handful);
         tcase_add_test(tc, test_policy_program_starts);
         tcase_add_test(tc, test_policy_random_cuts);
