@@ -72,6 +72,15 @@ static int format_entry(const RaStateEntry *e, FILE *f) {
                 if (fprintf(f, " calibrated=%s", calib) < 0)
                         return -EIO;
         }
+        if (e->traced.when > 0) {
+                char traced[RA_CALIB_TEXT_MAX];
+
+                r = ra_calib_format(&e->traced, traced, sizeof(traced));
+                if (r < 0)
+                        return r;
+                if (fprintf(f, " traced=%s", traced) < 0)
+                        return -EIO;
+        }
         if (format_unknown(e->unknown, f) < 0 || fputc('\n', f) == EOF)
                 return -EIO;
 

@@ -22,7 +22,9 @@
  *
  * (calibrated=: when, the command cost in µs, the bandwidth in KiB/s, a
  * disk's jump in µs, then the measured curve, KiB/KiB per second: see
- * ra_calib_format())
+ * ra_calib_format(); traced=, in the same form: the model fitted from the
+ * device's own requests, ra_calib_trace_fit(), kept beside a calibration
+ * but used only where none ran)
  *
  * and vm.page-cluster, which is one value for the whole system, on a line of
  * its own (learned per class of swap device; 0 is a value, not "none"):
@@ -53,6 +55,7 @@ typedef struct RaStateEntry {
         uint32_t original_kb;    /* read_ahead_kb before radaemon first wrote it... */
         bool has_original;       /* ...when known (0 is a value someone may have set) */
         RaCalib calib;           /* what a calibration measured; calib.when 0: never calibrated */
+        RaCalib traced;          /* the model from its traced requests; traced.when 0: none */
         uint64_t seen;           /* when the device was last there, in seconds; 0: not known yet */
         char *unknown;           /* keys of a later release on the "device" line, as they were; NULL: none */
         char *unknown_more;      /* ...and on the "more" line */
@@ -175,6 +178,9 @@ uint32_t ra_state_learned(const RaState *s, const char *identity);
 
 /* What a calibration measured of identity; NULL when it never was. */
 const RaCalib *ra_state_calib(const RaState *s, const char *identity);
+
+/* identity's cost model: its calibration, else the model from its traced requests; NULL: neither. */
+const RaCalib *ra_state_cost_model(const RaState *s, const char *identity);
 
 /*
  * Records kb as identity's original value unless one is known. Returns 1

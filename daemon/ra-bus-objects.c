@@ -114,7 +114,7 @@ static int property_get_source(sd_bus *bus, const char *path, const char *interf
         return ra_bus_append_string(reply, ra_source_to_string(*(RaSource *) userdata));
 }
 
-/* "" when it was never calibrated. */
+/* The figures of its cost model, calibrated or traced; "" when it has none. */
 static int property_get_calibration(sd_bus *bus, const char *path, const char *interface,
                                     const char *property, sd_bus_message *reply, void *userdata,
                                     sd_bus_error *error) {
@@ -127,7 +127,17 @@ static int property_get_calibration(sd_bus *bus, const char *path, const char *i
 static int property_get_calibrated_usec(sd_bus *bus, const char *path, const char *interface,
                                         const char *property, sd_bus_message *reply, void *userdata,
                                         sd_bus_error *error) {
-        return sd_bus_message_append(reply, "t", *(uint64_t *) userdata * UINT64_C(1000000));
+        const RaCalib *c = userdata;
+
+        /* A model from traced requests was fitted, not calibrated. */
+        return sd_bus_message_append(reply, "t",
+                                     c->source == RA_CALIB_CALIBRATED ? c->when * UINT64_C(1000000) : 0);
+}
+
+static int property_get_cost_model(sd_bus *bus, const char *path, const char *interface,
+                                   const char *property, sd_bus_message *reply, void *userdata,
+                                   sd_bus_error *error) {
+        return ra_bus_append_string(reply, ra_calib_source_to_string(*(RaCalibSource *) userdata));
 }
 
 static int property_get_bandwidth(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -181,7 +191,8 @@ static const sd_bus_vtable device_vtable[] = {
         DISK_STRING("Evidence", evidence, CHANGES),
         DISK_PROPERTY("Calibrating", "b", property_get_bool, calibrating, CHANGES),
         DISK_PROPERTY("Calibration", "s", property_get_calibration, calib, CHANGES),
-        DISK_PROPERTY("CalibratedUSec", "t", property_get_calibrated_usec, calib.when, CHANGES),
+        DISK_PROPERTY("CalibratedUSec", "t", property_get_calibrated_usec, calib, CHANGES),
+        DISK_PROPERTY("CostModel", "s", property_get_cost_model, calib.source, CHANGES),
         DISK_PROPERTY("CommandUSec", "u", NULL, calib.command_us, CHANGES),
         DISK_PROPERTY("BandwidthBytesPerSec", "t", property_get_bandwidth, calib.bandwidth_kb_s, CHANGES),
         DISK_PROPERTY("JumpUSec", "u", NULL, calib.jump_us, CHANGES),
@@ -407,6 +418,7 @@ void ra_bus_disk_changed(Manager *m, const RaDisk *d, const RaDiskSnapshot *b) {
         if (b->calibrated != d->calib.when) {
                 CHANGED(true, "Calibration");
                 CHANGED(true, "CalibratedUSec");
+                CHANGED(true, "CostModel");
                 CHANGED(true, "CommandUSec");
                 CHANGED(true, "BandwidthBytesPerSec");
                 CHANGED(true, "JumpUSec");

@@ -91,6 +91,8 @@ void rc_json_device(const RcDevice *d) {
         rc_json_string(d->calibration);
         json_key("calibrated_usec", false);
         printf("%" PRIu64, d->calibrated_usec);
+        json_key("cost_model", false);
+        rc_json_string(d->cost_model ?: "");
         json_key("calibrating", false);
         fputs(d->calibrating ? "true" : "false", stdout);
         putchar('}');
@@ -121,6 +123,12 @@ static void print_calibration(const RcDevice *d) {
                 return;
         if (!d->calibration || !d->calibration[0]) {
                 printf("Calibration:   none\n");
+                return;
+        }
+        if (ra_streq(d->cost_model, "traced")) {
+                printf("Calibration:   none\n"
+                       "Cost model:    %s (from its own requests)\n",
+                       d->calibration);
                 return;
         }
         if (localtime_r(&when, &tm))
