@@ -72,6 +72,15 @@ static int format_entry(const RaStateEntry *e, FILE *f) {
                 if (fprintf(f, " calibrated=%s", calib) < 0)
                         return -EIO;
         }
+        if (format_unknown(e->unknown, f) < 0 || fputc('\n', f) == EOF)
+                return -EIO;
+
+        if (e->seen == 0 && e->traced.when == 0 && !e->unknown_more)
+                return 0;
+        if (fprintf(f, "more %s", identity) < 0)
+                return -EIO;
+        if (e->seen > 0 && fprintf(f, " seen=%" PRIu64, e->seen) < 0)
+                return -EIO;
         if (e->traced.when > 0) {
                 char traced[RA_CALIB_TEXT_MAX];
 
@@ -81,15 +90,6 @@ static int format_entry(const RaStateEntry *e, FILE *f) {
                 if (fprintf(f, " traced=%s", traced) < 0)
                         return -EIO;
         }
-        if (format_unknown(e->unknown, f) < 0 || fputc('\n', f) == EOF)
-                return -EIO;
-
-        if (e->seen == 0 && !e->unknown_more)
-                return 0;
-        if (fprintf(f, "more %s", identity) < 0)
-                return -EIO;
-        if (e->seen > 0 && fprintf(f, " seen=%" PRIu64, e->seen) < 0)
-                return -EIO;
         if (format_unknown(e->unknown_more, f) < 0 || fputc('\n', f) == EOF)
                 return -EIO;
         return 0;

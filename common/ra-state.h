@@ -18,6 +18,7 @@
  *     version 2
  *     device loop:/srv/disk\x20one.img original=2560 pin=1024 learned=2048
  *     more loop:/srv/disk\x20one.img seen=1764150000
+ *     more wwn:0x5000c500a1b2c3d4 traced=1764150000:262:261120:0:4/14234,16/50176
  *     device wwn:0x5000c500a1b2c3d4 calibrated=1764150000:250:263671:0:4/15723,16/45120
  *
  * (calibrated=: when, the command cost in µs, the bandwidth in KiB/s, a
@@ -32,7 +33,7 @@
  *     swap original=3 pin=0 learned-rotational=5
  *
  * A "more" line holds the keys added since version 1 (seen=: when the device
- * was last there, seconds since the epoch). The release before version 2
+ * was last there, seconds since the epoch; traced=, above). The release before version 2
  * dropped a whole line for one key it did not know, and skips a line it does
  * not know with a warning: on their own line, the new keys cost it nothing
  * of the device line, pin and original included.

@@ -93,6 +93,8 @@ void rc_json_device(const RcDevice *d) {
         printf("%" PRIu64, d->calibrated_usec);
         json_key("cost_model", false);
         rc_json_string(d->cost_model ?: "");
+        json_key("cost_model_source", false);
+        rc_json_string(d->cost_model_source ?: "");
         json_key("calibrating", false);
         fputs(d->calibrating ? "true" : "false", stdout);
         putchar('}');
@@ -123,12 +125,8 @@ static void print_calibration(const RcDevice *d) {
                 return;
         if (!d->calibration || !d->calibration[0]) {
                 printf("Calibration:   none\n");
-                return;
-        }
-        if (ra_streq(d->cost_model, "traced")) {
-                printf("Calibration:   none\n"
-                       "Cost model:    %s (from its own requests)\n",
-                       d->calibration);
+                if (ra_streq(d->cost_model_source, "traced"))
+                        printf("Cost model:    %s (from its own requests)\n", d->cost_model);
                 return;
         }
         if (localtime_r(&when, &tm))
