@@ -32,6 +32,44 @@ size_t ra_calib_sizes(uint32_t max_kb, uint32_t sizes[static RA_CALIB_POINTS_MAX
         return n;
 }
 
+static size_t gcd(size_t a, size_t b) {
+        while (b) {
+                size_t t = a % b;
+
+                a = b;
+                b = t;
+        }
+        return a;
+}
+
+size_t ra_calib_places(uint64_t size_bytes, size_t n, uint64_t span, uint64_t align, uint64_t *ret) {
+        uint64_t width;
+        size_t stride;
+
+        if (align == 0 || span == 0 || size_bytes / span == 0)
+                return 0;
+        if (n > size_bytes / span)
+                n = (size_t) (size_bytes / span);
+        if (n == 0)
+                return 0;
+        width = size_bytes / n;
+        /* About three eighths of the device on from each read to the next, never a neighbour. */
+        stride = n * 3 / 8 + 1;
+        while (n > 1 && gcd(stride, n) != 1)
+                stride++;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t at = (uint64_t) ((i * stride + n / 2) % n) * width;
+
+                /* Up to the next boundary when the slot still holds the read from there, else down. */
+                if (at % align != 0 && at - at % align + align + span <= at + width)
+                        at += align - at % align;
+                else
+                        at -= at % align;
+                ret[i] = at;
+        }
+        return n;
+}
+
 bool ra_calib_affordable(const RaCalibSample *s, size_t n, uint32_t kb) {
         uint64_t bytes = 0, nsec = 0;
         double fastest = 0; /* ns per KiB */
@@ -101,7 +139,7 @@ int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret) 
         double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, c, per_kb;
         uint64_t jump;
 
-        *ret = (RaCalib){ .when = when };
+        *ret = (RaCalib){ .when = when, .source = RA_CALIB_CALIBRATED };
 
         /* The curve: one point per size, in the order the sizes were first read. */
         for (size_t i = 0; i < n; i++) {
@@ -392,6 +430,7 @@ int ra_calib_parse(const char *s, RaCalib *ret) {
                 if (p > s && p[-1] == ',' && *p == '\0')
                         return -EINVAL;
         }
+        c.source = RA_CALIB_CALIBRATED;
         *ret = c;
         return 0;
 }

@@ -43,8 +43,16 @@ typedef struct RaCalibPoint {
         uint32_t kb_s;
 } RaCalibPoint;
 
+/* Where a device's cost model came from. */
+typedef enum RaCalibSource {
+        RA_CALIB_NONE,       /* no model yet */
+        RA_CALIB_CALIBRATED, /* a calibration's own reads (ra_calib_fit) */
+        RA_CALIB_TRACED,     /* the device's traced requests (ra_calib_trace_fit) */
+} RaCalibSource;
+
 typedef struct RaCalib {
-        uint64_t when;           /* seconds since the epoch; 0: never calibrated */
+        uint64_t when; /* seconds since the epoch; 0: no model */
+        RaCalibSource source;
         uint32_t command_us;     /* the fitted cost of one command */
         uint32_t bandwidth_kb_s; /* the fitted transfer rate, KiB/s; 0: not measured */
         uint32_t jump_us;        /* a rotational disk's cost of a jump; 0: not measured */
@@ -59,6 +67,18 @@ typedef struct RaCalib {
  * were put in sizes (at most RA_CALIB_POINTS_MAX).
  */
 size_t ra_calib_sizes(uint32_t max_kb, uint32_t sizes[static RA_CALIB_POINTS_MAX]);
+
+/*
+ * Where a calibration's n reads go, in the order they are made: the device
+ * cut into n slots (as many as fit span bytes each, when fewer), each read
+ * at the start of its own slot (aligned to align), the slots taken a stride
+ * apart. No read goes where an earlier one did, nor next to the one before
+ * it: a disk's cache, which keeps what it read and reads ahead of it while
+ * the calibration pauses, cannot answer any of them (a modelled 7200 rpm
+ * disk read the same region five times "calibrated" at 565 MiB/s against
+ * its media's 150-180 MB/s). Returns how many were placed (at most n).
+ */
+size_t ra_calib_places(uint64_t size_bytes, size_t n, uint64_t span, uint64_t align, uint64_t *ret);
 
 /*
  * Whether a read of kb may still be made, from what the samples so far cost:
@@ -137,3 +157,45 @@ void ra_calib_describe(const RaCalib *c, char *buf, size_t size);
 #define RA_CALIB_TEXT_MAX (4 * 21 + RA_CALIB_POINTS_MAX * 22)
 int ra_calib_format(const RaCalib *c, char *buf, size_t size);
 int ra_calib_parse(const char *s, RaCalib *ret);
+
+/* "calibrated", "traced"; "" for RA_CALIB_NONE. */
+const char *ra_calib_source_to_string(RaCalibSource s);
+
+/*
+ * The same model from a busy device's own requests, where no calibration
+ * ran: block_rq_issue and block_rq_complete of each read give its size and
+ * how long the device took. Requests queue behind each other (in the
+ * scheduler, in the device's own queue), which only adds time, so what the
+ * device costs is the fastest completion of each size class (the
+ * calibration's: 4, 16, 64, 256, 1024, 4096 KiB, each class the sizes up to
+ * the next), fitted as the calibration's reads are (ra_calib_fit()). A
+ * class counts once RA_CALIB_TRACE_MIN of its requests completed: one
+ * alone is as likely to have waited as not. No jump is measured.
+ */
+#define RA_CALIB_TRACE_CLASSES 6
+#define RA_CALIB_TRACE_MIN 4
+#define RA_CALIB_TRACE_INFLIGHT 32
+
+typedef struct RaCalibTrace {
+        struct {
+                uint64_t sector;
+                uint64_t issued_ns; /* 0: a free slot */
+                uint32_t kb;
+        } inflight[RA_CALIB_TRACE_INFLIGHT];
+        RaCalibSample fastest[RA_CALIB_TRACE_CLASSES]; /* nsec 0: none yet */
+        uint64_t count[RA_CALIB_TRACE_CLASSES];
+        bool changed; /* a class's fastest moved, or a class began to count, since the last fit */
+} RaCalibTrace;
+
+/* A read request of kb from sector issued at time_ns (the trace clock). */
+void ra_calib_trace_issue(RaCalibTrace *t, uint64_t sector, uint32_t kb, uint64_t time_ns);
+
+/* The request that started at sector completed at time_ns; one never seen issued is ignored. */
+void ra_calib_trace_complete(RaCalibTrace *t, uint64_t sector, uint64_t time_ns);
+
+/*
+ * The model from the classes that count (source RA_CALIB_TRACED, when
+ * seconds since the epoch), and clears changed. -ENODATA while no class
+ * counts.
+ */
+int ra_calib_trace_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret);

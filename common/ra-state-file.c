@@ -75,12 +75,21 @@ static int format_entry(const RaStateEntry *e, FILE *f) {
         if (format_unknown(e->unknown, f) < 0 || fputc('\n', f) == EOF)
                 return -EIO;
 
-        if (e->seen == 0 && !e->unknown_more)
+        if (e->seen == 0 && e->traced.when == 0 && !e->unknown_more)
                 return 0;
         if (fprintf(f, "more %s", identity) < 0)
                 return -EIO;
         if (e->seen > 0 && fprintf(f, " seen=%" PRIu64, e->seen) < 0)
                 return -EIO;
+        if (e->traced.when > 0) {
+                char traced[RA_CALIB_TEXT_MAX];
+
+                r = ra_calib_format(&e->traced, traced, sizeof(traced));
+                if (r < 0)
+                        return r;
+                if (fprintf(f, " traced=%s", traced) < 0)
+                        return -EIO;
+        }
         if (format_unknown(e->unknown_more, f) < 0 || fputc('\n', f) == EOF)
                 return -EIO;
         return 0;

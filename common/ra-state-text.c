@@ -207,6 +207,12 @@ static int parse_entry_word(Parser *p, RaStateEntry *e, char *word, char **unkno
                         e->calib = (RaCalib){};
                         return add_error(p, "calibrated= is not WHEN:COMMAND_US:KB_S:JUMP_US:CURVE");
                 }
+        } else if (strncmp(word, "traced=", 7) == 0) {
+                if (ra_calib_parse(word + 7, &e->traced) < 0) {
+                        e->traced = (RaCalib){};
+                        return add_error(p, "traced= is not WHEN:COMMAND_US:KB_S:JUMP_US:CURVE");
+                }
+                e->traced.source = RA_CALIB_TRACED;
         } else if (strncmp(word, "seen=", 5) == 0) {
                 if (ra_parse_u64(word + 5, &e->seen) < 0 || e->seen == 0) {
                         e->seen = 0;

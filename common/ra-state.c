@@ -154,6 +154,14 @@ const RaCalib *ra_state_calib(const RaState *s, const char *identity) {
         return e && e->calib.when > 0 ? &e->calib : NULL;
 }
 
+const RaCalib *ra_state_cost_model(const RaState *s, const char *identity) {
+        const RaStateEntry *e = ra_state_find(s, identity);
+
+        if (!e)
+                return NULL;
+        return e->calib.when > 0 ? &e->calib : e->traced.when > 0 ? &e->traced : NULL;
+}
+
 int ra_state_remember_original(RaState *s, const char *identity, uint32_t kb) {
         RaStateEntry *e;
         int r;
@@ -275,7 +283,7 @@ static bool at_temporary_mount(const char *identity) {
 bool ra_state_entry_is_stored(const RaStateEntry *e) {
         if (e->pin_kb > 0 || e->learned_kb > 0)
                 return true;
-        if (!e->has_original && e->calib.when == 0 && !e->unknown && !e->unknown_more)
+        if (!e->has_original && e->calib.when == 0 && e->traced.when == 0 && !e->unknown && !e->unknown_more)
                 return false;
         return !at_temporary_mount(e->identity);
 }

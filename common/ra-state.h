@@ -18,11 +18,14 @@
  *     version 2
  *     device loop:/srv/disk\x20one.img original=2560 pin=1024 learned=2048
  *     more loop:/srv/disk\x20one.img seen=1764150000
+ *     more wwn:0x5000c500a1b2c3d4 traced=1764150000:262:261120:0:4/14234,16/50176
  *     device wwn:0x5000c500a1b2c3d4 calibrated=1764150000:250:263671:0:4/15723,16/45120
  *
  * (calibrated=: when, the command cost in µs, the bandwidth in KiB/s, a
  * disk's jump in µs, then the measured curve, KiB/KiB per second: see
- * ra_calib_format())
+ * ra_calib_format(); traced=, in the same form: the model fitted from the
+ * device's own requests, ra_calib_trace_fit(), kept beside a calibration
+ * but used only where none ran)
  *
  * and vm.page-cluster, which is one value for the whole system, on a line of
  * its own (learned per class of swap device; 0 is a value, not "none"):
@@ -30,7 +33,7 @@
  *     swap original=3 pin=0 learned-rotational=5
  *
  * A "more" line holds the keys added since version 1 (seen=: when the device
- * was last there, seconds since the epoch). The release before version 2
+ * was last there, seconds since the epoch; traced=, above). The release before version 2
  * dropped a whole line for one key it did not know, and skips a line it does
  * not know with a warning: on their own line, the new keys cost it nothing
  * of the device line, pin and original included.
@@ -53,6 +56,7 @@ typedef struct RaStateEntry {
         uint32_t original_kb;    /* read_ahead_kb before radaemon first wrote it... */
         bool has_original;       /* ...when known (0 is a value someone may have set) */
         RaCalib calib;           /* what a calibration measured; calib.when 0: never calibrated */
+        RaCalib traced;          /* the model from its traced requests; traced.when 0: none */
         uint64_t seen;           /* when the device was last there, in seconds; 0: not known yet */
         char *unknown;           /* keys of a later release on the "device" line, as they were; NULL: none */
         char *unknown_more;      /* ...and on the "more" line */
@@ -175,6 +179,9 @@ uint32_t ra_state_learned(const RaState *s, const char *identity);
 
 /* What a calibration measured of identity; NULL when it never was. */
 const RaCalib *ra_state_calib(const RaState *s, const char *identity);
+
+/* identity's cost model: its calibration, else the model from its traced requests; NULL: neither. */
+const RaCalib *ra_state_cost_model(const RaState *s, const char *identity);
 
 /*
  * Records kb as identity's original value unless one is known. Returns 1

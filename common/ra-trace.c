@@ -127,14 +127,15 @@ int ra_trace_event_id(const char *event_format, uint16_t *ret) {
         return 0;
 }
 
-/* The "name: N" line, the first as the kernel writes it: is it block_bio_queue? */
-static bool is_bio_event(const char *event_format) {
+/* The "name: N" line, the first as the kernel writes it: is it event's? */
+static bool is_event(const char *event_format, const char *event) {
         const char *name =
                 strncmp(event_format, "name: ", 6) == 0 ? event_format : strstr(event_format, "\nname: ");
+        size_t len = strlen(event);
 
         if (name && *name == '\n')
                 name++;
-        return name && strncmp(name + 6, "block_bio_queue", 15) == 0 && IN_SET(name[6 + 15], '\n', '\0');
+        return name && strncmp(name + 6, event, len) == 0 && IN_SET(name[6 + len], '\n', '\0');
 }
 
 int ra_trace_format_parse(const char *header_page, const char *event_format, RaTraceFormat *ret) {
@@ -148,7 +149,8 @@ int ra_trace_format_parse(const char *header_page, const char *event_format, RaT
         r = ra_trace_event_id(event_format, &f.id);
         if (r < 0)
                 return r;
-        f.bio = is_bio_event(event_format);
+        f.bio = is_event(event_format, "block_bio_queue");
+        f.complete = is_event(event_format, "block_rq_complete");
 
         /* A field not found keeps size 0, which the checks below refuse; native integers only. */
         ra_trace_fields_scan(event_format, found_event, &f);
@@ -207,6 +209,7 @@ static bool parse_record(const RaTraceFormat *f, const uint8_t *rec, size_t leng
                 .major = dev >> 20,
                 .minor = dev & ((1u << 20) - 1),
                 .bio = f->bio,
+                .complete = f->complete,
                 .read = read,
                 .readahead = readahead,
                 .sector = read_u64(rec + f->sector.offset),

@@ -30,7 +30,8 @@ typedef struct RaTraceEvent {
         uint64_t time_ns; /* the ring buffer's clock: orders events of different CPUs */
         uint32_t major;
         uint32_t minor;
-        bool bio; /* from block_bio_queue */
+        bool bio;      /* from block_bio_queue */
+        bool complete; /* from block_rq_complete: the request that started at sector is done */
         bool read;
         bool readahead; /* "A" in rwbs: issued by the readahead code */
         uint64_t sector;
@@ -52,6 +53,7 @@ typedef struct RaTraceField {
 typedef struct RaTraceFormat {
         uint16_t id;            /* common_type of the event's records */
         bool bio;               /* the event is block_bio_queue, not block_rq_issue */
+        bool complete;          /* the event is block_rq_complete */
         RaTraceField dev;       /* major << 20 | minor */
         RaTraceField sector;    /* first sector */
         RaTraceField nr_sector; /* length in sectors */
@@ -95,7 +97,10 @@ bool ra_trace_page_missed(const RaTracePage *f, const void *page, size_t size);
 
 /*
  * Parses events/header_page and events/block/block_rq_issue/format, or
- * block_bio_queue's (the format's name line says which: bio is set for it).
+ * block_bio_queue's or block_rq_complete's (the format's name line says
+ * which: bio or complete is set for them). block_rq_complete has the same
+ * fields: its sector is where the request started, its time when the
+ * device answered (ra_calib_trace_complete()).
  * -EINVAL when a field is missing or has a size this cannot read.
  */
 int ra_trace_format_parse(const char *header_page, const char *event_format, RaTraceFormat *ret);

@@ -115,20 +115,32 @@ static int property_get_source(sd_bus *bus, const char *path, const char *interf
         return ra_bus_append_string(reply, ra_source_to_string(*(RaSource *) userdata));
 }
 
-/* "" when it was never calibrated. */
+/* Calibration: "" when it was never calibrated; CostModel: the figures of its model, whatever its source. */
 static int property_get_calibration(sd_bus *bus, const char *path, const char *interface,
                                     const char *property, sd_bus_message *reply, void *userdata,
                                     sd_bus_error *error) {
-        char text[512];
+        const RaCalib *c = userdata;
+        char text[512] = "";
 
-        ra_calib_describe(userdata, text, sizeof(text));
+        if (c->source == RA_CALIB_CALIBRATED || strcmp(property, "CostModel") == 0)
+                ra_calib_describe(c, text, sizeof(text));
         return ra_bus_append_string(reply, text);
 }
 
 static int property_get_calibrated_usec(sd_bus *bus, const char *path, const char *interface,
                                         const char *property, sd_bus_message *reply, void *userdata,
                                         sd_bus_error *error) {
-        return sd_bus_message_append(reply, "t", *(uint64_t *) userdata * UINT64_C(1000000));
+        const RaCalib *c = userdata;
+
+        /* A model from traced requests was fitted, not calibrated. */
+        return sd_bus_message_append(reply, "t",
+                                     c->source == RA_CALIB_CALIBRATED ? c->when * UINT64_C(1000000) : 0);
+}
+
+static int property_get_cost_model_source(sd_bus *bus, const char *path, const char *interface,
+                                          const char *property, sd_bus_message *reply, void *userdata,
+                                          sd_bus_error *error) {
+        return ra_bus_append_string(reply, ra_calib_source_to_string(*(RaCalibSource *) userdata));
 }
 
 static int property_get_bandwidth(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -182,7 +194,9 @@ static const sd_bus_vtable device_vtable[] = {
         DISK_STRING("Evidence", evidence, CHANGES),
         DISK_PROPERTY("Calibrating", "b", property_get_bool, calibrating, CHANGES),
         DISK_PROPERTY("Calibration", "s", property_get_calibration, calib, CHANGES),
-        DISK_PROPERTY("CalibratedUSec", "t", property_get_calibrated_usec, calib.when, CHANGES),
+        DISK_PROPERTY("CalibratedUSec", "t", property_get_calibrated_usec, calib, CHANGES),
+        DISK_PROPERTY("CostModel", "s", property_get_calibration, calib, CHANGES),
+        DISK_PROPERTY("CostModelSource", "s", property_get_cost_model_source, calib.source, CHANGES),
         DISK_PROPERTY("CommandUSec", "u", NULL, calib.command_us, CHANGES),
         DISK_PROPERTY("BandwidthBytesPerSec", "t", property_get_bandwidth, calib.bandwidth_kb_s, CHANGES),
         DISK_PROPERTY("JumpUSec", "u", NULL, calib.jump_us, CHANGES),
@@ -408,6 +422,8 @@ void ra_bus_disk_changed(Manager *m, const RaDisk *d, const RaDiskSnapshot *b) {
         if (b->calibrated != d->calib.when) {
                 CHANGED(true, "Calibration");
                 CHANGED(true, "CalibratedUSec");
+                CHANGED(true, "CostModel");
+                CHANGED(true, "CostModelSource");
                 CHANGED(true, "CommandUSec");
                 CHANGED(true, "BandwidthBytesPerSec");
                 CHANGED(true, "JumpUSec");

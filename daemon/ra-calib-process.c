@@ -42,10 +42,12 @@ static bool others_came(const RaCalibReads *j, const RaDiskStat *start, uint64_t
 
 /*
  * One direct read of kb at offset, marked in reading_since for the daemon's
- * deadline while it runs; then the pause the scheduler asks for.
+ * deadline while it runs; then the pause the scheduler asks for, unless the
+ * next read must follow at once (a disk's head brought where it reads next:
+ * in a pause its cache would read ahead what the next read asks).
  */
-static int direct_read(RaCalibReads *j, int fd, void *buf, uint32_t kb, uint64_t offset,
-                       uint64_t *ret_nsec) {
+static int direct_read(RaCalibReads *j, int fd, void *buf, uint32_t kb, uint64_t offset, uint64_t *ret_nsec,
+                       bool pause_after) {
         size_t len = (size_t) kb * 1024;
         uint64_t start = ra_calib_now_nsec(), took, pause_nsec;
         struct timespec pause;
@@ -59,7 +61,7 @@ static int direct_read(RaCalibReads *j, int fd, void *buf, uint32_t kb, uint64_t
         if ((size_t) got != len)
                 return -EIO;
         took = ra_calib_now_nsec() - start;
-        pause_nsec = ra_calib_pause_nsec(j->scheduler, took);
+        pause_nsec = pause_after ? ra_calib_pause_nsec(j->scheduler, took) : 0;
         pause = (struct timespec){ .tv_sec = (time_t) (pause_nsec / 1000000000ULL),
                                    .tv_nsec = (long) (pause_nsec % 1000000000ULL) };
         while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
@@ -73,7 +75,7 @@ static int direct_read(RaCalibReads *j, int fd, void *buf, uint32_t kb, uint64_t
 static int timed_read(RaCalibReads *j, int fd, void *buf, uint32_t kb, uint64_t offset, bool jump) {
         RaCalibShared *sh = j->shared;
         uint64_t nsec;
-        int r = direct_read(j, fd, buf, kb, offset, &nsec);
+        int r = direct_read(j, fd, buf, kb, offset, &nsec, true);
 
         if (r < 0)
                 return r;
@@ -82,15 +84,16 @@ static int timed_read(RaCalibReads *j, int fd, void *buf, uint32_t kb, uint64_t 
 }
 
 /*
- * The process: sequential reads of each size in turn, five passes, from the
- * middle of the disk on (a disk's middle zone reads at its middle speed);
- * then, on a rotational disk, small reads an eighth of the disk apart. Each
+ * The process: reads of each size in turn, five passes, each at a place of
+ * its own (ra_calib_places()); then, on a rotational disk, small reads far
+ * apart, which jump. Each
  * read only if the budget allows it (ra_calib_affordable()) and nothing else
  * came meanwhile.
  */
 static int measure(RaCalibReads *j) {
         RaCalibShared *sh = j->shared;
-        uint64_t offset, our_sectors = 0;
+        uint64_t offset, our_sectors = 0, places[PASSES * RA_CALIB_POINTS_MAX + JUMPS];
+        size_t n_places, k = 0;
         uint32_t jump_bytes = j->jump_kb * 1024;
         _cleanup_close_ int fd = -1;
         _cleanup_free_ void *buf = NULL;
@@ -113,47 +116,48 @@ static int measure(RaCalibReads *j) {
         if (r < 0)
                 return r;
 
-        offset = j->size_bytes / 2;
-        offset -= offset % (1024 * 1024);
-        /* A disk's head goes there first: the seek is not what the sizes cost. */
-        if (j->rotational && offset + jump_bytes <= j->size_bytes) {
-                r = direct_read(j, fd, buf, j->jump_kb, offset, NULL);
-                if (r < 0)
-                        return r;
-                offset += jump_bytes;
-                our_sectors += jump_bytes / 512;
-        }
+        /*
+         * Every read somewhere the device has not read: its cache can answer
+         * none. On a disk whose head moves, a small read there first brings
+         * the head, so that a size's read costs what it does in sequence,
+         * without the seek (the reads that jump measure that).
+         */
+        n_places = ra_calib_places(j->size_bytes, PASSES * j->n_sizes + (j->rotational ? JUMPS : 0),
+                                   (uint64_t) j->sizes[j->n_sizes - 1] * 1024 +
+                                           (j->rotational ? jump_bytes : 0),
+                                   jump_bytes, places);
         for (unsigned pass = 0; pass < PASSES; pass++)
                 for (size_t i = 0; i < j->n_sizes; i++) {
                         uint64_t len = (uint64_t) j->sizes[i] * 1024;
 
-                        if (len > j->size_bytes || !ra_calib_affordable(sh->samples, sh->n, j->sizes[i]))
+                        if (k == n_places || !ra_calib_affordable(sh->samples, sh->n, j->sizes[i]))
                                 return 0;
                         if (others_came(j, &start, our_sectors)) {
                                 sh->interrupted = true;
                                 return 0;
                         }
-                        if (offset + len > j->size_bytes)
-                                offset = 0;
+                        offset = places[k++];
+                        if (j->rotational) {
+                                r = direct_read(j, fd, buf, j->jump_kb, offset, NULL, false);
+                                if (r < 0)
+                                        return r;
+                                offset += jump_bytes;
+                                our_sectors += jump_bytes / 512;
+                        }
                         r = timed_read(j, fd, buf, j->sizes[i], offset, false);
                         if (r < 0)
                                 return r;
-                        offset += len;
                         our_sectors += len / 512;
                 }
 
-        for (unsigned i = 0; j->rotational && i < JUMPS; i++) {
-                /* Eighths of the disk in an order that never reads two neighbours in turn. */
-                uint64_t at = j->size_bytes / JUMPS * ((i * 3 + 1) % JUMPS);
-
-                at -= at % jump_bytes;
+        for (unsigned i = 0; j->rotational && i < JUMPS && k < n_places; i++) {
                 if (!ra_calib_affordable(sh->samples, sh->n, j->jump_kb))
                         break;
                 if (others_came(j, &start, our_sectors)) {
                         sh->interrupted = true;
                         break;
                 }
-                r = timed_read(j, fd, buf, j->jump_kb, at, true);
+                r = timed_read(j, fd, buf, j->jump_kb, places[k++], true);
                 if (r < 0)
                         return r;
                 our_sectors += jump_bytes / 512;

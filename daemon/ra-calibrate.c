@@ -23,8 +23,15 @@
 
 /* A disk that has not read or written for this long may be spun down: it is not woken. */
 #define AWAKE_USEC (60 * 1000000ULL)
-/* After a calibration other reads interrupted, the quiet to wait for before the next. */
-#define RETRY_USEC (60 * 1000000ULL)
+/*
+ * After a calibration other reads interrupted, the quiet to wait for before
+ * the next: a few seconds, as a device is often idle for only that long
+ * between a first job's parts (of two runs of the same cells, each device
+ * idle 10 s before its first job, a minute's wait had two SSDs measured in
+ * time in one and not in the other). A retry costs at most a second of the
+ * device's time at idle priority, and gives way again at the first read.
+ */
+#define RETRY_USEC (5 * 1000000ULL)
 /*
  * How long one read (or the open) may take before the calibration is given
  * up: longer than a disk's spin-up from standby (a few seconds; Calibrate()
@@ -116,8 +123,8 @@ static void finish(RaCalibJob *j, int error) {
                 r = -EBUSY;
                 d->calib_after = now + RETRY_USEC;
                 log_info("%s: calibration stopped: something else read or wrote the disk meanwhile; "
-                         "trying again after a minute of quiet.",
-                         d->name);
+                         "trying again after %llu s of quiet.",
+                         d->name, RETRY_USEC / 1000000);
         } else if (ra_calib_fit(sh->samples, sh->n, (uint64_t) time(NULL), &c) < 0) {
                 r = -ENODATA;
                 d->calib_after = UINT64_MAX;

@@ -127,12 +127,14 @@ typedef struct RaDisk {
         char stack_text[RA_STACK_DESCRIBE_MAX]; /* "dm-1 (LUKS) on md0 (raid1) on sda2, sdb2"; "" */
 
         /*
-         * Its calibration (ra-calibrate.c): what the store keeps for its
+         * Its cost model: its calibration (ra-calibrate.c), else the model
+         * from its traced requests (costs), as the store keeps them for its
          * identity, a copy for D-Bus; whether one runs; not before
          * calib_after (CLOCK_MONOTONIC usec; UINT64_MAX: not this run); when
          * its counters last moved, which says a rotational disk is awake.
          */
         RaCalib calib;
+        RaCalibTrace costs; /* its traced requests' completions: its model where no calibration ran */
         bool calibrating;
         uint64_t calib_after;
         uint64_t active_usec;

@@ -228,6 +228,9 @@ void ra_observe_disk(Manager *m, RaDisk *d, uint64_t now) {
                         /* The same value, a new reason (a trial undecided, or kept): nothing to store. */
                         event = "trial";
         }
+        /* Before the commit: D-Bus clients hear of a new model with the rest. */
+        if (d->kind == RA_KIND_DISK)
+                ra_store_traced(m, d);
         ra_tune_commit(m, &t, event);
         ra_calibrate_consider(m, d, now);
 }

@@ -43,8 +43,14 @@ static void on_trace_event(void *userdata, const RaTraceEvent *e) {
                          * when the filter could not name every device) would count
                          * its reads twice, before and after merging.
                          */
-                        if (e->bio == d->bio_based)
+                        if (e->complete)
+                                ra_calib_trace_complete(&d->costs, e->sector, e->time_ns);
+                        else if (e->bio == d->bio_based) {
                                 ra_trace_account_add(&d->trace, e, d->attrs.read_ahead_kb);
+                                if (!e->bio)
+                                        ra_calib_trace_issue(&d->costs, e->sector, e->nr_sectors / 2,
+                                                             e->time_ns);
+                        }
                         return;
                 }
         }

@@ -284,6 +284,37 @@ void ra_store_calibrated(Manager *m, RaDisk *d, const RaCalib *c) {
         }
 }
 
+/* Whether b differs from a by more than a twentieth: a refinement worth a write of the state file. */
+static bool moved(uint32_t a, uint32_t b) {
+        uint64_t diff = a > b ? a - b : b - a;
+
+        return diff * 20 > a;
+}
+
+void ra_store_traced(Manager *m, RaDisk *d) {
+        char text[512];
+        RaStateEntry *e;
+        RaCalib c;
+        bool first;
+
+        if (!d->costs.changed || !d->identity ||
+            ra_calib_trace_fit(&d->costs, (uint64_t) time(NULL), &c) < 0)
+                return;
+        if (ra_state_ensure(m->state, d->identity, &e) < 0)
+                return;
+        first = e->traced.when == 0;
+        if (first || moved(e->traced.command_us, c.command_us) ||
+            moved(e->traced.bandwidth_kb_s, c.bandwidth_kb_s) || e->traced.n_points != c.n_points)
+                m->state_dirty = true;
+        e->traced = c;
+        if (e->calib.when == 0)
+                d->calib = c;
+        ra_calib_describe(&c, text, sizeof(text));
+        log_full_errno(first && e->calib.when == 0 ? LOG_INFO : LOG_DEBUG, 0,
+                       "%s: %s from its own requests: %s.", d->name, first ? "modelled" : "model refined",
+                       text);
+}
+
 void ra_store_remember_original(Manager *m, const RaDisk *d) {
         int r = 0;
 

@@ -46,6 +46,12 @@ int ra_store_unpin_swap(Manager *m, bool *ret_changed);
 void ra_store_learned(Manager *m, const RaDisk *d);
 /* What a calibration measured of d, kept for its identity: it is not measured again. Saved as learned is. */
 void ra_store_calibrated(Manager *m, RaDisk *d, const RaCalib *c);
+/*
+ * The model fitted from d's traced requests, when they moved it: kept for
+ * its identity beside any calibration, and d's model where none ran.
+ * Saved when it first comes or moves by a twentieth.
+ */
+void ra_store_traced(Manager *m, RaDisk *d);
 
 /* The same for swap of class c. */
 void ra_store_learned_swap(Manager *m, RaSwapClass c, int value);

@@ -69,6 +69,14 @@ static int by_time(const void *a, const void *b) {
 static int drain_cpu(RaTracer *t, RaTracerCpu *c, uint8_t *page) {
         RaTracePage layout = { .commit_size = t->formats[0].commit_size,
                                .data_offset = t->formats[0].data_offset };
+        RaTraceFormat formats[3] = { t->formats[0] };
+        size_t n_formats = 1;
+
+        /* The events on now, side by side, as the parser takes them. */
+        if (t->formats[2].id != 0)
+                formats[n_formats++] = t->formats[2];
+        if (t->bio_on)
+                formats[n_formats++] = t->formats[1];
 
         for (size_t total = 0; total < DRAIN_MAX_BYTES; total += t->page_size) {
                 ssize_t n = read(c->fd, page, t->page_size);
@@ -79,7 +87,7 @@ static int drain_cpu(RaTracer *t, RaTracerCpu *c, uint8_t *page) {
                         return 0;
                 c->missed = c->missed || ra_trace_page_missed(&layout, page, (size_t) n);
                 /* A page cut short or not understood is skipped: the next one starts afresh. */
-                (void) ra_trace_page_parse(t->formats, t->bio_on ? 2 : 1, page, (size_t) n, collect, t);
+                (void) ra_trace_page_parse(formats, n_formats, page, (size_t) n, collect, t);
                 if (t->evidence >= RA_EVIDENCE_FILEMAP)
                         (void) ra_pcache_page_parse(&t->pformat, page, (size_t) n, collect_pcache, t);
         }

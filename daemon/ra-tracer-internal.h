@@ -25,8 +25,11 @@ typedef struct RaTracerCpu {
 
 struct RaTracer {
         char *dir;
-        /* block_rq_issue's, then block_bio_queue's (id 0 where the kernel has none) */
-        RaTraceFormat formats[2];
+        /*
+         * block_rq_issue's, then block_bio_queue's, then block_rq_complete's
+         * (id 0 where the kernel has none)
+         */
+        RaTraceFormat formats[3];
         bool bio_on;      /* block_bio_queue is enabled */
         size_t page_size; /* what one read of trace_pipe_raw returns */
         RaTracerCpu *cpus;

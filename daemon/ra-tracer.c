@@ -26,6 +26,12 @@
  * filter's test, whether the filter keeps it or not.
  */
 #define BIO_EVENT "events/block/block_bio_queue/"
+/*
+ * A request's completion: with its issue, how long the device took, for the
+ * cost model of a device never calibrated (ra_calib_trace_complete()). As
+ * many events again as block_rq_issue, filtered alike.
+ */
+#define COMPLETE_EVENT "events/block/block_rq_complete/"
 /* Per CPU: some 3500 requests, or as many page-cache reads. */
 #define BUFFER_KB "512"
 /*
@@ -87,6 +93,8 @@ RaTracer *ra_tracer_close(RaTracer *t) {
                 (void) write_attr(t, EVENT "enable", "0");
                 if (t->bio_on)
                         (void) write_attr(t, BIO_EVENT "enable", "0");
+                if (t->formats[2].id != 0)
+                        (void) write_attr(t, COMPLETE_EVENT "enable", "0");
                 for (RaPcacheKind k = 0; k < _RA_PCACHE_KIND_MAX; k++)
                         if (t->pformat.events[k].id != 0)
                                 (void) write_event_attr(t, k, "enable", "0");
@@ -150,7 +158,7 @@ static void remove_stale_instances(const char *instances) {
         closedir(d);
 }
 
-/* event is EVENT or BIO_EVENT. */
+/* event is EVENT, BIO_EVENT or COMPLETE_EVENT. */
 static int read_format(const char *root, const char *event, RaTraceFormat *ret) {
         _cleanup_free_ char *header = malloc(FORMAT_MAX), *text = malloc(FORMAT_MAX);
         _cleanup_close_ int dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -331,6 +339,9 @@ int ra_tracer_open(RaTracer **ret) {
         /* Without it, bio-based devices are seen through their counters only. */
         if (read_format(root, BIO_EVENT, &t->formats[1]) < 0 || !t->formats[1].bio)
                 t->formats[1] = (RaTraceFormat){};
+        /* Without it, a device is modelled from its calibration only. */
+        if (read_format(root, COMPLETE_EVENT, &t->formats[2]) < 0 || !t->formats[2].complete)
+                t->formats[2] = (RaTraceFormat){};
         if (asprintf(&t->dir, "%s/instances/" INSTANCE_PREFIX "%d", root, (int) getpid()) < 0) {
                 t->dir = NULL;
                 return -ENOMEM;
@@ -351,6 +362,8 @@ int ra_tracer_open(RaTracer **ret) {
                 r = ra_tracer_set_devices(t, NULL, 0, NULL, 0);
         if (r >= 0)
                 r = write_attr(t, EVENT "enable", "1");
+        if (r >= 0 && t->formats[2].id != 0 && write_attr(t, COMPLETE_EVENT "enable", "1") < 0)
+                t->formats[2] = (RaTraceFormat){};
         if (r >= 0)
                 r = open_cpus(t);
         if (r < 0)
@@ -427,6 +440,8 @@ int ra_tracer_set_devices(RaTracer *t, const dev_t *requests, size_t n_requests,
 
         device_filter(requests, n_requests, filter);
         r = write_attr(t, EVENT "filter", filter);
+        if (r >= 0 && t->formats[2].id != 0)
+                r = write_attr(t, COMPLETE_EVENT "filter", filter);
         if (r < 0 || !ra_tracer_sees_bios(t))
                 return r;
 

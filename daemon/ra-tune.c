@@ -119,9 +119,9 @@ static void decide(Manager *m, RaDisk *d, const char *event) {
                 .run = &run,
         };
         ra_settings_build(m->config, m->state, &in, &d->settings);
-        /* What D-Bus shows of its calibration: what the store keeps for it, as the settings took it. */
-        if (d->kind == RA_KIND_DISK && d->identity && ra_state_calib(m->state, d->identity))
-                d->calib = *ra_state_calib(m->state, d->identity);
+        /* What D-Bus shows of its cost model: what the store keeps for it, as the settings took it. */
+        if (d->kind == RA_KIND_DISK && d->identity && ra_state_cost_model(m->state, d->identity))
+                d->calib = *ra_state_cost_model(m->state, d->identity);
         else
                 d->calib = (RaCalib){};
         ra_policy_decide(&d->attrs, &d->settings, &d->decision);

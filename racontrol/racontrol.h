@@ -69,6 +69,8 @@ typedef struct RcDevice {
         char *evidence;
         char *calibration; /* what its calibration measured; "" when never */
         uint64_t calibrated_usec;
+        char *cost_model; /* its model's figures, calibrated or traced; "" (NULL: an older radaemon) */
+        char *cost_model_source; /* "calibrated", "traced"; "" (NULL: an older radaemon) when none */
         bool calibrating;
         uint64_t size_bytes;
         uint64_t read_bytes_per_sec;

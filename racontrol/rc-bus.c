@@ -40,6 +40,8 @@ void rc_device_clear(RcDevice *d) {
         free(d->workload);
         free(d->evidence);
         free(d->calibration);
+        free(d->cost_model);
+        free(d->cost_model_source);
         *d = (RcDevice){};
 }
 
@@ -65,6 +67,8 @@ static const struct {
         { "Evidence", 's', offsetof(RcDevice, evidence) },
         { "Calibration", 's', offsetof(RcDevice, calibration) },
         { "CalibratedUSec", 't', offsetof(RcDevice, calibrated_usec) },
+        { "CostModel", 's', offsetof(RcDevice, cost_model) },
+        { "CostModelSource", 's', offsetof(RcDevice, cost_model_source) },
         { "Calibrating", 'b', offsetof(RcDevice, calibrating) },
         { "SizeBytes", 't', offsetof(RcDevice, size_bytes) },
         { "ReadBytesPerSec", 't', offsetof(RcDevice, read_bytes_per_sec) },

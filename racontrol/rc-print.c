@@ -91,6 +91,10 @@ void rc_json_device(const RcDevice *d) {
         rc_json_string(d->calibration);
         json_key("calibrated_usec", false);
         printf("%" PRIu64, d->calibrated_usec);
+        json_key("cost_model", false);
+        rc_json_string(d->cost_model ?: "");
+        json_key("cost_model_source", false);
+        rc_json_string(d->cost_model_source ?: "");
         json_key("calibrating", false);
         fputs(d->calibrating ? "true" : "false", stdout);
         putchar('}');
@@ -121,6 +125,8 @@ static void print_calibration(const RcDevice *d) {
                 return;
         if (!d->calibration || !d->calibration[0]) {
                 printf("Calibration:   none\n");
+                if (ra_streq(d->cost_model_source, "traced"))
+                        printf("Cost model:    %s (from its own requests)\n", d->cost_model);
                 return;
         }
         if (localtime_r(&when, &tm))

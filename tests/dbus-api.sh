@@ -41,7 +41,9 @@ types = {"name": str, "kind": str, "mount_point": str, "file_system": str, "stac
          "removable": bool, "transport": str, "vendor": str, "model": str, "revision": str,
          "read_ahead_kb": int, "target_kb": int, "source": str,
          "reason": str, "read_bytes_per_sec": int, "avg_read_request_bytes": int, "workload": str,
-         "evidence": str, "calibration": str, "calibrated_usec": int, "calibrating": bool}
+         "evidence": str, "calibration": str, "calibrated_usec": int, "cost_model": str,
+         "cost_model_source": str,
+         "calibrating": bool}
 for d in doc["devices"]:
     assert set(d) == set(types), set(d) ^ set(types)
     for key, kind in types.items():

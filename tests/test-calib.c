@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <fcntl.h>
@@ -490,6 +492,147 @@ START_TEST(test_read_usec) {
 }
 END_TEST
 
+/*
+ * Where the reads go: no two in one place or overlapping, none next to the
+ * one before it, all within the device, aligned; a small device gets
+ * fewer reads, never a repeat.
+ */
+START_TEST(test_places) {
+        uint64_t at[5 * RA_CALIB_POINTS_MAX + 8];
+        const uint64_t span = 1028 * 1024, size = 1000204886016ULL;
+        size_t n = ra_calib_places(size, 33, span, 4096, at);
+
+        ck_assert_uint_eq(n, 33);
+        for (size_t i = 0; i < n; i++) {
+                ck_assert_uint_eq(at[i] % 4096, 0);
+                ck_assert_uint_le(at[i] + span, size);
+                for (size_t k = 0; k < i; k++)
+                        ck_assert(at[k] + span <= at[i] || at[i] + span <= at[k]);
+                /* Far apart: more than a tenth of the device from the read before. */
+                if (i > 0)
+                        ck_assert_uint_gt(at[i] > at[i - 1] ? at[i] - at[i - 1] : at[i - 1] - at[i],
+                                          size / 10);
+        }
+        /* 25 reads of a 16 MiB loop device's 1 MiB: as many as fit, each in its own place. */
+        n = ra_calib_places(16 * MIB, 25, 1024 * 1024, 4096, at);
+        ck_assert_uint_eq(n, 16);
+        for (size_t i = 0; i < n; i++)
+                for (size_t k = 0; k < i; k++)
+                        ck_assert(at[k] + 1024 * 1024 <= at[i] || at[i] + 1024 * 1024 <= at[k]);
+        ck_assert_uint_eq(ra_calib_places(4096, 5, 8192, 4096, at), 0);
+}
+END_TEST
+
+/* One traced event: a request's issue or completion. */
+typedef struct TraceEv {
+        uint64_t ns, sector;
+        uint32_t kb;
+        bool complete;
+} TraceEv;
+
+static int trace_ev_cmp(const void *a, const void *b) {
+        const TraceEv *x = a, *y = b;
+
+        return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+/*
+ * n requests of the sizes given in turn on a device serving one at a time,
+ * c_us a command and mb_s MB/s, each arriving gap_us[i % n_gaps] after the
+ * one before: a short gap queues it behind the others. Handed to t in time
+ * order, as the tracer does.
+ */
+static void trace_device(RaCalibTrace *t, const uint32_t *kb, size_t n_kb, const uint32_t *gap_us,
+                         size_t n_gaps, size_t n, double c_us, double mb_s) {
+        TraceEv *ev = calloc(2 * n, sizeof(*ev));
+        uint64_t arrive = 1000000, free_at = 0, sector = 2048;
+
+        ck_assert_ptr_nonnull(ev);
+        for (size_t i = 0; i < n; i++) {
+                uint32_t size = kb[i % n_kb];
+                uint64_t start, done;
+
+                arrive += (uint64_t) gap_us[i % n_gaps] * 1000;
+                start = arrive > free_at ? arrive : free_at;
+                done = start + (uint64_t) (c_us * 1000 + size * 1024.0 / (mb_s * MB) * 1e9);
+                free_at = done;
+                ev[2 * i] = (TraceEv){ .ns = arrive, .sector = sector, .kb = size };
+                ev[2 * i + 1] = (TraceEv){ .ns = done, .sector = sector, .complete = true };
+                /* Far apart: every request its own place. */
+                sector += 1000000;
+        }
+        qsort(ev, 2 * n, sizeof(*ev), trace_ev_cmp);
+        for (size_t i = 0; i < 2 * n; i++)
+                if (ev[i].complete)
+                        ra_calib_trace_complete(t, ev[i].sector, ev[i].ns);
+                else
+                        ra_calib_trace_issue(t, ev[i].sector, ev[i].kb, ev[i].ns);
+        free(ev);
+}
+
+/* The calibration's own curve, traced: the same figures as its fit. */
+START_TEST(test_trace_calibration_curve) {
+        static const uint32_t sizes[] = { 4, 16, 64, 256, 1024 }, idle[] = { 100000 };
+        RaCalibTrace t = {};
+        RaCalib c;
+
+        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), -ENODATA);
+        /* Three passes: not yet RA_CALIB_TRACE_MIN of each class. */
+        trace_device(&t, sizes, ELEMENTSOF(sizes), idle, 1, 3 * ELEMENTSOF(sizes), 250, 270);
+        ck_assert(!t.changed);
+        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), -ENODATA);
+        trace_device(&t, sizes, ELEMENTSOF(sizes), idle, 1, 2 * ELEMENTSOF(sizes), 250, 270);
+        ck_assert(t.changed);
+        ck_assert_int_eq(ra_calib_trace_fit(&t, 1764150000, &c), 0);
+        ck_assert(!t.changed);
+        ck_assert_int_eq(c.source, RA_CALIB_TRACED);
+        ck_assert_uint_eq(c.when, 1764150000);
+        ck_assert_uint_eq(c.n_points, 5);
+        ck_assert_uint_le(c.command_us, 255);
+        ck_assert_uint_ge(c.command_us, 245);
+        ck_assert_uint_le(c.bandwidth_kb_s, (uint32_t) (270 * MB / 1024 * 1.02));
+        ck_assert_uint_ge(c.bandwidth_kb_s, (uint32_t) (270 * MB / 1024 * 0.98));
+        ck_assert_uint_eq(c.jump_us, 0);
+        ck_assert_str_eq(ra_calib_source_to_string(c.source), "traced");
+}
+END_TEST
+
+/*
+ * A busy disk's requests (a 7200 rpm disk's 8 ms a command at 170 MB/s,
+ * sizes of every class, most queued behind up to seven others, one in ten
+ * arriving at an idle device): only the fastest of each class is what the
+ * device costs; the mean, queueing included, would make it seem several
+ * times slower.
+ */
+START_TEST(test_trace_busy_queueing) {
+        static const uint32_t sizes[] = { 4, 128, 8, 512, 1024, 32, 256, 4, 64, 16, 4096 };
+        static const uint32_t gaps[] = { 200, 10, 10, 50, 10, 10, 10, 30, 10, 300000 };
+        RaCalibTrace t = {};
+        RaCalib c;
+
+        trace_device(&t, sizes, ELEMENTSOF(sizes), gaps, ELEMENTSOF(gaps), 1100, 8000, 170);
+        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
+        ck_assert_uint_eq(c.n_points, RA_CALIB_TRACE_CLASSES);
+        ck_assert_uint_le(c.command_us, 8000 * 1.03);
+        ck_assert_uint_ge(c.command_us, 8000 * 0.97);
+        ck_assert_uint_le(c.bandwidth_kb_s, (uint32_t) (170 * MB / 1024 * 1.03));
+        ck_assert_uint_ge(c.bandwidth_kb_s, (uint32_t) (170 * MB / 1024 * 0.97));
+
+        /* A completion never seen issued (lost, or before radaemon traced) is no evidence. */
+        t = (RaCalibTrace){};
+        ra_calib_trace_complete(&t, 2048, 5000);
+        ck_assert_uint_eq(t.count[0], 0);
+        /* Out of order, matched by sector; a second completion of the same request is ignored. */
+        ra_calib_trace_issue(&t, 100, 4, 1000);
+        ra_calib_trace_issue(&t, 200, 4, 1100);
+        ra_calib_trace_complete(&t, 200, 1300);
+        ra_calib_trace_complete(&t, 100, 2000);
+        ra_calib_trace_complete(&t, 100, 2500);
+        ck_assert_uint_eq(t.count[0], 2);
+        ck_assert_uint_eq(t.fastest[0].nsec, 200);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("calib");
         TCase *tc = tcase_create("calib");
@@ -503,6 +646,9 @@ int main(void) {
         tcase_add_test(tc, test_affordable_bytes);
         tcase_add_test(tc, test_format_parse);
         tcase_add_test(tc, test_read_usec);
+        tcase_add_test(tc, test_places);
+        tcase_add_test(tc, test_trace_calibration_curve);
+        tcase_add_test(tc, test_trace_busy_queueing);
         suite_add_tcase(s, tc);
         tc = tcase_create("safe");
         tcase_add_test(tc, test_unsafe_each_kind);

@@ -204,6 +204,41 @@ START_TEST(test_calibrated) {
 }
 END_TEST
 
+/*
+ * A model from traced requests: on the "more" line (the release before
+ * version 2 drops a device line with a key it does not know), the model
+ * where no calibration ran, and a calibration before it.
+ */
+START_TEST(test_traced) {
+        _cleanup_(ra_state_freep) RaState *s = NULL, *back = NULL;
+        _cleanup_(ra_strv_freep) char **errors = NULL;
+        _cleanup_free_ char *text = NULL;
+        const char *more = "more wwn:0x5 traced=1764150000:262:261120:0:4/14234,16/50176\n";
+        const RaCalib *c;
+
+        s = parse(more, 0, &errors);
+        ck_assert_ptr_null(ra_state_calib(s, "wwn:0x5"));
+        c = ra_state_cost_model(s, "wwn:0x5");
+        ck_assert_ptr_nonnull(c);
+        ck_assert_int_eq(c->source, RA_CALIB_TRACED);
+        ck_assert_uint_eq(c->command_us, 262);
+        ck_assert_uint_eq(c->n_points, 2);
+        ck_assert_int_eq(ra_state_format(s, &text), 0);
+        ck_assert_msg(strstr(text, "\ndevice wwn:0x5\n"), "%s", text);
+        ck_assert_msg(strstr(text, more), "%s", text);
+        back = parse(text, 0, &errors);
+        ck_assert_mem_eq(ra_state_cost_model(back, "wwn:0x5"), c, sizeof(*c));
+
+        ra_state_free(TAKE_PTR(s));
+        s = parse("device wwn:0x5 calibrated=1764150001:250:263671:0:4/15723\n"
+                  "more wwn:0x5 traced=1764150000:262:261120:0:4/14234,16/50176\n",
+                  0, &errors);
+        ck_assert_int_eq(ra_state_cost_model(s, "wwn:0x5")->source, RA_CALIB_CALIBRATED);
+        ck_assert_uint_eq(ra_state_cost_model(s, "wwn:0x5")->command_us, 250);
+        ck_assert_ptr_null(ra_state_cost_model(s, "wwn:0x6"));
+}
+END_TEST
+
 START_TEST(test_bad_learned) {
         _cleanup_(ra_state_freep) RaState *s = NULL;
         _cleanup_(ra_strv_freep) char **errors = NULL;
@@ -740,6 +775,7 @@ int main(void) {
         tcase_add_test(tc, test_bad_lines);
         tcase_add_test(tc, test_bad_learned);
         tcase_add_test(tc, test_calibrated);
+        tcase_add_test(tc, test_traced);
         tcase_add_test(tc, test_nul_and_no_newline);
         tcase_add_test(tc, test_save_load);
         tcase_add_test(tc, test_save_fails_cleanly);
