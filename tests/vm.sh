@@ -111,29 +111,21 @@ printf 'RA_SRCDIR=%s\nRA_BUILDDIR=%s\nRA_VM_LIE=%s\n' "$src" "$build" "${RA_VM_L
 ra_ok "built $(basename "$RA_DEB")"
 
 # --- the disks ------------------------------------------------------------------------------
-# disk ID SIZE ROTATION_RATE [OPTIONS]: a virtio-scsi disk with serial ID (sparse file), and
-# qemu drive options.
+# disk ID SIZE ROTATION_RATE: a virtio-scsi disk with serial ID (sparse file).
 disks=()
 disk() {
 	truncate -s "$2" "$T/$1.img"
-	disks+=(-drive "file=$T/$1.img,format=raw,if=none,id=drv-$1,cache=unsafe${4:+,$4}"
+	disks+=(-drive "file=$T/$1.img,format=raw,if=none,id=drv-$1,cache=unsafe"
 		-device "scsi-hd,drive=drv-$1,id=$1,serial=$1,rotation_rate=$3")
 }
-for id in hdd1 hdd2 r1a r1b r5a r5b r5c; do
+for id in hdd1 hdd2 hdd3 r1a r1b r5a r5b r5c; do
 	disk "$id" 1T 7200
 done
-# The disks the learning cases read (vm-learn.sh: LUKS on hdd3, and vblk1)
-# cost what a disk does to read, where the guest itself measures them: 150
-# reads a second and 180 MB/s, set by qemu below the guest. radaemon
-# decides in the device's time from its calibration and traced reads, and a
-# limit set only inside the guest (a cgroup's io.max) is not the device's.
-read_cost=throttling.iops-read=150,throttling.bps-read=$((180 * 1000 * 1000))
-disk hdd3 1T 7200 "$read_cost"
 disk ssd1 256G 1
 disk ssd2 256G 1
 truncate -s 64G "$T/vblk1.img"
 truncate -s 505K "$T/stick.img"
-disks+=(-drive "file=$T/vblk1.img,format=raw,if=none,id=drv-vblk1,cache=unsafe,$read_cost"
+disks+=(-drive "file=$T/vblk1.img,format=raw,if=none,id=drv-vblk1,cache=unsafe"
 	-device "virtio-blk-pci,drive=drv-vblk1,serial=vblk1"
 	-drive "file=$T/stick.img,format=raw,if=none,id=drv-stick,cache=unsafe"
 	-device "usb-storage,drive=drv-stick,id=stick,serial=stick1")
