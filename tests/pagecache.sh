@@ -2,8 +2,11 @@
 # Learning from the page cache, file by file, on ext4 over an emulated 1 TiB
 # rotational disk (150 IOPS, 180 MB/s): a tar of a tree (one jump per file on
 # the disk, each file read in order) never takes the disk below 128 KiB and
-# ends at 2 MiB or more; random mmap reads of a big file on a fresh disk
-# still bring the window low; where tracefs is not mounted at start, the
+# ends at 2 MiB or more; random mmap reads of a big file on a fresh disk,
+# as fast as the device serves them, still bring the window low (they are
+# not throttled: radaemon judges the device time a window wastes, and a
+# cgroup's limit is not the device's; tests/random-cut.sh does it on a
+# modelled 7200 rpm disk); where tracefs is not mounted at start, the
 # daemon mounts it and learns (or D-Bus says why it cannot); D-Bus and
 # racontrol show what the workload was judged from.
 # shellcheck source=tests/lib.sh
@@ -34,7 +37,6 @@ rnd=$LOOP
 ra_set_rotational "$rnd" 1
 udevadm settle
 ra_throttle hdd "$tree" 150 180000000
-ra_throttle hdd2 "$rnd" 150 180000000
 
 # A source-like tree: 6 folders of 1 MiB files and a few of 4 MiB.
 fs tree "$tree"
@@ -116,11 +118,13 @@ ra_daemon_log_has "^$tree: read_ahead_kb [0-9]+ -> [0-9]+ KiB \(learned, on lear
 "$RACONTROL" show "$tree" | grep -q "^Learning: *from readahead per file" || ra_fail "racontrol show does not say what learning sees"
 ra_ok "tar: $tree from $prior to $kb KiB, never below $lowest KiB"
 
-# Random mmap reads of a big file on the other disk, fresh: the window comes down.
+# Random mmap reads of a big file on the other disk, fresh, unthrottled: the
+# windows they read for nothing take most of the device's time, and the window
+# comes down.
 prior_rnd=$(ra_kb "$rnd")
 for run in $(seq 6); do
 	remount rnd "$rnd"
-	ra_in_cgroup hdd2 python3 "$RA_SRCDIR/tests/mmap-faults.py" "$T/rnd/big" 3 || ra_fail "the mmap reader failed"
+	python3 "$RA_SRCDIR/tests/mmap-faults.py" "$T/rnd/big" 3 || ra_fail "the mmap reader failed"
 	kb=$(ra_kb "$rnd")
 	ra_log "mmap run $run: $rnd at $kb KiB"
 	((kb <= 16)) && break
