@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ra-adapt-perf.h"
 #include "ra-adapt.h"
 #include "ra-util.h"
 
@@ -14,8 +15,7 @@
 #define IDLE_REQUESTS 4
 /* A step up must read this much faster to be kept... */
 #define GAIN_UP 1.10
-/* ...and the smallest window within this share of the fastest is chosen. */
-#define GAIN_TIE 0.95
+/* ...and the smallest window within RA_ADAPT_GAIN_TIE of the fastest is chosen (ra-adapt-perf.h). */
 /* Exploring up multiplies the window by this, and starts from at least the kernel default. */
 #define STEP_UP 4u
 #define STEP_UP_FROM_KB 128u
@@ -106,69 +106,6 @@ RaWorkload ra_adapt_classify(const RaObservation *o, uint32_t max_sectors_kb) {
             o->rates.avg_read_request_bytes < request_limit_kb(o->window_kb, max_sectors_kb) * 1024 / 2)
                 return RA_WORKLOAD_RANDOM;
         return RA_WORKLOAD_MIXED;
-}
-
-static RaPerf *perf_find(RaModel *m, uint32_t kb) {
-        for (size_t i = 0; i < m->n_perf; i++)
-                if (m->perf[i].kb == kb)
-                        return &m->perf[i];
-        return NULL;
-}
-
-/* Read under by streams opened under it for long enough to judge it. */
-static bool perf_judged(RaModel *m, uint32_t kb) {
-        const RaPerf *p = perf_find(m, kb);
-
-        return p && p->samples >= RA_ADAPT_SAMPLES;
-}
-
-static void perf_record(RaModel *m, uint32_t kb, double bytes_per_sec) {
-        RaPerf *p = perf_find(m, kb);
-
-        if (!p) {
-                /* Full: forget the least measured window. */
-                if (m->n_perf == RA_ADAPT_PERF_SLOTS) {
-                        p = &m->perf[0];
-                        for (size_t i = 1; i < m->n_perf; i++)
-                                if (m->perf[i].samples < p->samples)
-                                        p = &m->perf[i];
-                } else
-                        p = &m->perf[m->n_perf++];
-                *p = (RaPerf){ .kb = kb };
-        }
-
-        if (bytes_per_sec > p->bytes_per_sec)
-                p->bytes_per_sec = bytes_per_sec;
-        p->samples++;
-}
-
-/* The fastest judged window's throughput. */
-static double perf_fastest(const RaModel *m) {
-        double fastest = 0;
-
-        for (size_t i = 0; i < m->n_perf; i++)
-                if (m->perf[i].samples >= RA_ADAPT_SAMPLES && m->perf[i].bytes_per_sec > fastest)
-                        fastest = m->perf[i].bytes_per_sec;
-        return fastest;
-}
-
-/* The smallest judged window that reads within GAIN_TIE of the fastest judged one. */
-static const RaPerf *perf_best(const RaModel *m) {
-        double fastest = perf_fastest(m);
-        const RaPerf *best = NULL;
-
-        for (size_t i = 0; i < m->n_perf; i++)
-                if (m->perf[i].samples >= RA_ADAPT_SAMPLES &&
-                    m->perf[i].bytes_per_sec >= GAIN_TIE * fastest && (!best || m->perf[i].kb < best->kb))
-                        best = &m->perf[i];
-        return best;
-}
-
-static bool perf_has_above(const RaModel *m, uint32_t kb) {
-        for (size_t i = 0; i < m->n_perf; i++)
-                if (m->perf[i].kb > kb)
-                        return true;
-        return false;
 }
 
 static uint32_t clamp_to_limits(uint32_t kb, const RaAdaptLimits *l) {
@@ -319,22 +256,22 @@ static bool can_grow(const RaModel *m, const RaObservation *o, const RaAdaptLimi
          */
         if (paged(o))
                 return o->pcache.full_bytes * 5 >= o->pcache.seq_bytes &&
-                       cur < clamp_to_limits(RA_KB_LIMIT, l) && !perf_has_above(m, cur);
+                       cur < clamp_to_limits(RA_KB_LIMIT, l) && !ra_adapt_perf_has_above(m, cur);
 
         return o->trace.request_kb >= WINDOW_BOUND * request_limit_kb(cur, l->max_sectors_kb) &&
-               cur < clamp_to_limits(RA_KB_LIMIT, l) && !perf_has_above(m, cur);
+               cur < clamp_to_limits(RA_KB_LIMIT, l) && !ra_adapt_perf_has_above(m, cur);
 }
 
 static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAdaptLimits *l,
                                   char reason[static RA_REASON_MAX]) {
         uint32_t cur = o->window_kb, next;
-        const RaPerf *here = perf_find(m, cur), *best;
+        const RaPerf *here = ra_adapt_perf_find(m, cur), *best;
 
         /* Not enough read yet by streams opened under this window: wait for them. */
         if (!here || here->samples < RA_ADAPT_SAMPLES)
                 return 0;
 
-        best = perf_best(m);
+        best = ra_adapt_perf_best(m);
         if (best && best->kb > cur && best->bytes_per_sec >= GAIN_UP * here->bytes_per_sec) {
                 ra_reason_format(reason,
                                  "Sequential reads ran %.0f%% faster with %" PRIu32 " KiB than with %" PRIu32
@@ -349,7 +286,8 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
          * a striped or throttled device may pay again further up). A step that
          * reads measurably slower ends the search.
          */
-        if ((!best || best->kb == cur || here->bytes_per_sec >= GAIN_TIE * perf_fastest(m)) &&
+        if ((!best || best->kb == cur ||
+             here->bytes_per_sec >= RA_ADAPT_GAIN_TIE * ra_adapt_perf_fastest(m)) &&
             can_grow(m, o, l)) {
                 next = cur * STEP_UP < STEP_UP_FROM_KB ? STEP_UP_FROM_KB : cur * STEP_UP;
                 /* Random readers wasted windows a moment ago: they would open files under the trial. */
@@ -405,7 +343,7 @@ static bool credit_throughput(RaModel *m, RaWorkload c, const RaObservation *o) 
         else
                 under = o->traced && o->trace.window_bytes * 10 >= o->trace.bytes * 9;
         if (under)
-                perf_record(m, o->window_kb, o->rates.read_bytes_per_sec);
+                ra_adapt_perf_record(m, o->window_kb, o->rates.read_bytes_per_sec);
         return under;
 }
 
@@ -438,7 +376,8 @@ static void trial_wait(RaModel *m, const RaObservation *o) {
 
 /* The trial in force was judged and nothing moves: it stays, and the reason says on what. */
 static void trial_kept(RaModel *m) {
-        const RaPerf *trial = perf_find(m, m->trial_kb), *from = perf_find(m, m->trial_from_kb);
+        const RaPerf *trial = ra_adapt_perf_find(m, m->trial_kb),
+                     *from = ra_adapt_perf_find(m, m->trial_from_kb);
 
         if (from && from->samples >= RA_ADAPT_SAMPLES && from->bytes_per_sec > 0)
                 ra_reason_format(m->reason,
@@ -495,7 +434,7 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         if (m->trial_kb != 0 && (m->trial_kb != m->learned_kb || m->trial_kb != o->window_kb))
                 m->trial_kb = 0;
         if (!credit_throughput(m, c, o) && c == RA_WORKLOAD_SEQUENTIAL && m->trial_kb != 0 &&
-            !perf_judged(m, m->trial_kb))
+            !ra_adapt_perf_judged(m, m->trial_kb))
                 trial_wait(m, o);
 
         if (m->pending_count < RA_ADAPT_CONFIRM || m->since_change < RA_ADAPT_DWELL)
@@ -507,7 +446,8 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
                 target = sequential_target(m, o, l, reason);
 
         if (target == 0 || target == o->window_kb || target == m->learned_kb) {
-                if (c == RA_WORKLOAD_SEQUENTIAL && m->trial_kb != 0 && perf_judged(m, m->trial_kb)) {
+                if (c == RA_WORKLOAD_SEQUENTIAL && m->trial_kb != 0 &&
+                    ra_adapt_perf_judged(m, m->trial_kb)) {
                         trial_kept(m);
                         m->trial_kb = 0;
                 }
@@ -524,7 +464,9 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
                                   : RA_ADAPT_CONFIRM + RA_ADAPT_STRENGTH_MAX;
         /* A larger window not measured yet is a trial: files opened under it will judge it. */
         m->trial_kb =
-                c == RA_WORKLOAD_SEQUENTIAL && target > o->window_kb && !perf_judged(m, target) ? target : 0;
+                c == RA_WORKLOAD_SEQUENTIAL && target > o->window_kb && !ra_adapt_perf_judged(m, target)
+                        ? target
+                        : 0;
         m->trial_from_kb = o->window_kb;
         m->trial_waited = 0;
         m->trial_paged = paged(o);

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ra-adapt.h"
+
+/*
+ * The adaptive policy's table of windows measured (RaModel.perf): the best
+ * sequential throughput seen under each, for ra-adapt.c alone.
+ */
+
+/* Of the windows measured within this share of the fastest, the smallest is the best. */
+#define RA_ADAPT_GAIN_TIE 0.95
+
+RaPerf *ra_adapt_perf_find(RaModel *m, uint32_t kb);
+/* Read under by streams opened under it for long enough to judge it. */
+bool ra_adapt_perf_judged(RaModel *m, uint32_t kb);
+void ra_adapt_perf_record(RaModel *m, uint32_t kb, double bytes_per_sec);
+/* The fastest judged window's throughput. */
+double ra_adapt_perf_fastest(const RaModel *m);
+/* The smallest judged window that reads within RA_ADAPT_GAIN_TIE of the fastest judged one. */
+const RaPerf *ra_adapt_perf_best(const RaModel *m);
+bool ra_adapt_perf_has_above(const RaModel *m, uint32_t kb);
