@@ -23,6 +23,8 @@
 #define CRYPT_US_PER_MIB 1000u
 /* The most one bio of a window carries: BIO_MAX_VECS, 256 pages. */
 #define BIO_MAX_KB 1024u
+/* ra-calib.c's: the least a jump costs beyond two commands where a head moves. */
+#define SEEK_MIN_US 1000u
 
 /* One device's model, and the stripes a window must fill at least. */
 typedef struct Cost {
@@ -43,18 +45,32 @@ static uint64_t demand(const RaCalib *c) {
 static Cost cost_of(const RaStack *s, const RaCalib *const *leaf_calib, size_t index, unsigned depth,
                     Cost memo[], bool done[]);
 
+/* As ra_calib_prior() tells a head that moves: a jump costs a millisecond more than two commands. */
+static bool seeks(const RaStack *s, const RaCalib *m) {
+        bool rotational = false;
+
+        for (size_t i = 0; i < s->n_leaves; i++)
+                rotational = rotational || ra_stack_leaf(s, i)->rotational;
+        return rotational && m->jump_us >= SEEK_MIN_US + 2 * m->command_us;
+}
+
 /*
  * dm-crypt decrypts a read's bio when it completes, on a kcryptd worker
  * while the device reads the rest of the window: the decryption of the
  * window's last bio is waited for as a command is, and one CPU's rate
  * caps the bandwidth.
  */
-static RaCalib crypt_over(const RaStackDevice *d, RaCalib m) {
+static RaCalib crypt_over(const RaStack *s, const RaStackDevice *d, RaCalib m) {
         uint64_t bio_kb =
                 d->max_sectors_kb > 0 && d->max_sectors_kb < BIO_MAX_KB ? d->max_sectors_kb : BIO_MAX_KB;
         uint64_t cpu_kb_s = KiB * 1000000 / CRYPT_US_PER_MIB;
 
-        m.command_us = u32_sat(m.command_us + bio_kb * CRYPT_US_PER_MIB / KiB);
+        /*
+         * A disk whose head moves is decided by what a jump costs against a
+         * command (ra_calib_prior()), which the CPU's time must not blur.
+         */
+        if (!seeks(s, &m))
+                m.command_us = u32_sat(m.command_us + bio_kb * CRYPT_US_PER_MIB / KiB);
         if (m.bandwidth_kb_s > cpu_kb_s)
                 m.bandwidth_kb_s = (uint32_t) cpu_kb_s;
         return m;
@@ -100,7 +116,7 @@ static Cost cost_over_slaves(const RaStack *s, const RaCalib *const *leaf_calib,
                 /* A mirror reads one stream from one disk, and md picks the one that serves it best. */
                 return (Cost){ .known = true, .model = best, .floor_kb = floor };
         if (d->kind == RA_STACK_DM_CRYPT)
-                return (Cost){ .known = true, .model = crypt_over(d, asks_most), .floor_kb = floor };
+                return (Cost){ .known = true, .model = crypt_over(s, d, asks_most), .floor_kb = floor };
         /* LVM, linear md, multipath: a read goes to any one of them, so the one that asks most. */
         return (Cost){ .known = true, .model = asks_most, .floor_kb = floor };
 }

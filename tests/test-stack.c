@@ -912,6 +912,7 @@ typedef struct LeafCalib {
         const char *name;
         uint32_t command_us;
         uint32_t kb_s;
+        uint32_t jump_us;
 } LeafCalib;
 
 /*
@@ -939,7 +940,10 @@ static void decide_from_state(const char *root, const char *name, const LeafCali
 
                 snprintf(id, sizeof(id), "test:%s", c->name);
                 ck_assert_int_eq(ra_state_ensure(state, id, &e), 0);
-                e->calib = (RaCalib){ .when = 1, .command_us = c->command_us, .bandwidth_kb_s = c->kb_s };
+                e->calib = (RaCalib){ .when = 1,
+                                      .command_us = c->command_us,
+                                      .bandwidth_kb_s = c->kb_s,
+                                      .jump_us = c->jump_us };
         }
 
         r = ra_stack_read_priors(root, name, read_tree_leaf, &t, &s, &kb, &names, &bad);
@@ -995,8 +999,8 @@ static uint32_t leaf_window(const char *root, const char *name, const LeafCalib 
 START_TEST(test_cost_luks_ssd) {
         _cleanup_free_ char *root = test_tree_load("lvm-nvme");
         /* Seed 004's SSD, and the 6.12 VM's disk beneath LUKS (185 us, 2.6 GB/s). */
-        const LeafCalib ssd[] = { { "nvme0n1", 250, 263000 }, {} },
-                        fast[] = { { "nvme0n1", 185, 2539062 }, {} };
+        const LeafCalib ssd[] = { { "nvme0n1", 250, 263000, 0 }, {} },
+                        fast[] = { { "nvme0n1", 185, 2539062, 0 }, {} };
         RaDecision d;
 
         /* LUKS straight on the SSD's partition, as every distribution installs it. */
@@ -1030,9 +1034,11 @@ END_TEST
 START_TEST(test_cost_raid0) {
         _cleanup_free_ char *root = test_tree_load("md-raid0");
         const LeafCalib equal[] = {
-                { "sdb", 50, 409600 }, { "sdc", 50, 409600 }, { "sdd", 50, 409600 }, {}
+                { "sdb", 50, 409600, 0 }, { "sdc", 50, 409600, 0 }, { "sdd", 50, 409600, 0 }, {}
         };
-        const LeafCalib slow[] = { { "sdb", 50, 409600 }, { "sdc", 50, 409600 }, { "sdd", 50, 102400 }, {} };
+        const LeafCalib slow[] = {
+                { "sdb", 50, 409600, 0 }, { "sdc", 50, 409600, 0 }, { "sdd", 50, 102400, 0 }, {}
+        };
         RaDecision d;
 
         test_write(root, RAID0_SD(2, 1) "sdb/queue/rotational", "0\n");
@@ -1059,7 +1065,7 @@ START_TEST(test_cost_raid0) {
 
         /* One disk not measured yet: the rule of the priors, as before. */
         decide_from_state(root, "md0",
-                          (const LeafCalib[]){ { "sdb", 50, 409600 }, { "sdc", 50, 409600 }, {} }, &d);
+                          (const LeafCalib[]){ { "sdb", 50, 409600, 0 }, { "sdc", 50, 409600, 0 }, {} }, &d);
         assert_as_before(root, "md0", &d);
         ck_assert_uint_eq(d.kb, 3 * 512);
 
@@ -1069,7 +1075,7 @@ END_TEST
 
 START_TEST(test_cost_raid1) {
         _cleanup_free_ char *root = test_tree_load("luks-lvm-raid1");
-        const LeafCalib mirror[] = { { "sda", 200, 204800 }, { "sdb", 100, 819200 }, {} };
+        const LeafCalib mirror[] = { { "sda", 200, 204800, 0 }, { "sdb", 100, 819200, 0 }, {} };
         RaDecision d;
 
         test_write(root, RAID1_SDA "/queue/rotational", "0\n");
@@ -1089,6 +1095,16 @@ START_TEST(test_cost_raid1) {
         decide_from_state(root, "dm-1", mirror, &d);
         ck_assert_int_eq(d.source, RA_SOURCE_CALIBRATED);
         ck_assert_uint_eq(d.kb, 4096);
+
+        /* On disks whose heads move, LUKS on the mirror is decided by the jump, as the mirror is. */
+        test_write(root, RAID1_SDA "/queue/rotational", "1\n");
+        test_write(root, RAID1_SDB "/queue/rotational", "1\n");
+        decide_from_state(
+                root, "dm-1",
+                (const LeafCalib[]){ { "sda", 200, 153600, 3000 }, { "sdb", 200, 153600, 3000 }, {} }, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_CALIBRATED);
+        ck_assert_msg(strstr(d.reason, ": a jump costs only 3.0 ms, in which it reads 460 KiB"), "%s",
+                      d.reason);
 
         /* Neither measured: the largest prior of the two, as before. */
         decide_from_state(root, "md0", NULL, &d);
