@@ -119,3 +119,46 @@ int ra_device_candidate_identities(const RaDeviceAttrs *a, char ***ret) {
         *ret = TAKE_PTR(l);
         return 0;
 }
+
+int ra_device_leaf_candidates_udev(void *userdata, char *const *names, char ***candidates) {
+        int r;
+
+        for (size_t i = 0; names && names[i]; i++) {
+                _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
+                _cleanup_(ra_strv_freep) char **l = NULL;
+
+                r = ra_stack_read_leaf_udev(userdata, names[i], &a);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || ra_device_candidate_identities(&a, &l) < 0)
+                        continue; /* no identity: no calibration to compose */
+                for (size_t j = 0; l[j]; j++)
+                        if (ra_strv_push(candidates, l[j]) < 0)
+                                return -ENOMEM;
+        }
+        return 0;
+}
+
+int ra_device_identify_leaves_udev(void *userdata, RaState *s, char *const *names, char ***ret) {
+        _cleanup_(ra_strv_freep) char **ids = NULL;
+        int r;
+
+        for (size_t i = 0; names && names[i]; i++) {
+                _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
+                _cleanup_free_ char *id = NULL;
+
+                r = ra_stack_read_leaf_udev(userdata, names[i], &a);
+                if (r == -ENOMEM)
+                        return r;
+                /* Without a medium there is no device to speak of, as for radaemon. */
+                if (r >= 0 && a.size_bytes > 0) {
+                        r = ra_device_identify_udev(s, &a, &id);
+                        if (r == -ENOMEM)
+                                return r;
+                }
+                if (ra_strv_push(&ids, id ?: "") < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(ids);
+        return 0;
+}

@@ -21,3 +21,15 @@ int ra_device_identify_udev(RaState *s, const RaDeviceAttrs *a, char **ret_ident
  * helper reads only their lines of a state file of thousands of devices.
  */
 int ra_device_candidate_identities(const RaDeviceAttrs *a, char ***ret);
+
+/*
+ * The same for the disks at the bottom of a stack (names, as
+ * ra_stack_read_priors() gave them), read from udev's database
+ * (ra_stack_read_leaf_udev()): their candidate identities added to
+ * *candidates, for the one read of the state file; then, with that state,
+ * the identity each is kept under, one per name in order, "" where a disk
+ * cannot be read (its calibration is then not known). userdata is a
+ * struct udev *. Negative errno on failure.
+ */
+int ra_device_leaf_candidates_udev(void *userdata, char *const *names, char ***candidates);
+int ra_device_identify_leaves_udev(void *userdata, RaState *s, char *const *names, char ***ret);

@@ -3,6 +3,19 @@
 
 #include "ra-settings.h"
 
+/* A settled stack whose every leaf was measured: the model composed from theirs, below learned. */
+static void stack_calibrated(const RaState *s, const RaSettingsInput *in, RaSettings *ret) {
+        const RaCalib *calib[RA_STACK_DEVICES_MAX] = {};
+
+        if (!s || !in->leaf_identities || in->stack_read <= 0 || !in->stack ||
+            in->stack->n_leaves > RA_STACK_DEVICES_MAX)
+                return;
+        for (size_t i = 0; i < in->stack->n_leaves; i++)
+                calib[i] = in->leaf_identities[i] ? ra_state_calib(s, in->leaf_identities[i]) : NULL;
+        ret->has_calibrated = ra_stack_calibrated(in->stack, calib, in->attrs,
+                                                  ra_policy_bounds(in->attrs, ret), &ret->calibrated);
+}
+
 void ra_settings_build(const RaConfig *c, const RaState *s, const RaSettingsInput *in, RaSettings *ret) {
         const char *keys[4] = {};
 
@@ -21,10 +34,12 @@ void ra_settings_build(const RaConfig *c, const RaState *s, const RaSettingsInpu
                 ra_bdi_prior(in->bdi, in->beneath_kb, in->server_kb, ra_policy_bounds(in->attrs, ret),
                              &ret->prior);
                 ret->has_prior = true;
-        } else if (in->kind == RA_SETTINGS_STACK)
+        } else if (in->kind == RA_SETTINGS_STACK) {
                 /* A stack this module cannot read leaves the device to its own attributes. */
                 ret->has_prior = ra_stack_decide(in->stack_read, in->stack, in->leaf_kb,
                                                  ra_policy_bounds(in->attrs, ret), &ret->prior);
+                stack_calibrated(s, in, ret);
+        }
 
         /* A disk measured once: what its calibration says, below learned and a fleet's value. */
         if (in->kind == RA_SETTINGS_DISK && s && in->identity && ra_state_calib(s, in->identity)) {

@@ -45,10 +45,15 @@ typedef struct RaSettingsInput {
         const char *identity;       /* NULL: nothing stored applies */
         const char *name;           /* disk, stack: the kernel name [device:GLOB] sections match */
 
-        /* RA_SETTINGS_STACK: what ra_stack_read_priors() returned, the stack and its leaves' priors. */
+        /*
+         * RA_SETTINGS_STACK: what ra_stack_read_priors() returned, the stack and its leaves' priors,
+         * and the identity each leaf is kept under (one per leaf, NULL where none is known; the
+         * array NULL for none): their calibrations compose the stack's (ra_stack_calibrated()).
+         */
         int stack_read;
         const RaStack *stack;
         const uint32_t *leaf_kb;
+        char *const *leaf_identities;
 
         /* RA_SETTINGS_BDI: the bdi, the priors of what lies beneath it, and the value it was given. */
         const RaBdi *bdi;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ra-calib.h"
 #include "ra-device.h"
 #include "ra-macro.h"
 #include "ra-policy.h"
@@ -212,6 +213,34 @@ int ra_stack_read_priors(const char *sysfs_root, const char *name, RaStackLeafRe
  * read).
  */
 bool ra_stack_decide(int read, const RaStack *s, const uint32_t *leaf_kb, RaBounds bounds, RaDecision *ret);
+
+/*
+ * A stacked device's cost model, composed from its leaves' calibrations
+ * (ra-stack-cost.c): leaf_calib[i] is what was measured of s->leaves[i],
+ * NULL where nothing was. A device that sends a read to one device beneath
+ * at a time (LVM, linear md, multipath) costs what the one asking the
+ * largest window does; an md mirror what its fastest does (md reads one
+ * stream from one disk); a striped array (raid0, raid4/5/6 less parity,
+ * raid10) reads at its slowest data disk's rate times its data disks, a
+ * command as slow as the slowest; dm-crypt adds the CPU time of decrypting
+ * a read's last bio to its command and caps the bandwidth at one CPU's
+ * rate. *ret_floor_kb (may be NULL) is what a window must reach at least:
+ * a whole chunk of every data disk. Returns false when a leaf has no
+ * calibration, or nothing lies beneath the top.
+ */
+bool ra_stack_cost(const RaStack *s, const RaCalib *const *leaf_calib, RaCalib *ret, uint32_t *ret_floor_kb);
+
+/*
+ * The window from that model, as ra_calib_prior() decides a calibrated disk
+ * (source RA_SOURCE_CALIBRATED), for the top whose attributes are top (its
+ * size caps it; it counts as rotational where a leaf is), at least the
+ * floor above, with a reason that names the leaves: "From sdc's calibration
+ * beneath it, plus dm-crypt's ...: ...". Returns false, with *ret untouched,
+ * when ra_stack_cost() has no model or the top has no size: the top keeps
+ * the rule of ra_stack_prior().
+ */
+bool ra_stack_calibrated(const RaStack *s, const RaCalib *const *leaf_calib, const RaDeviceAttrs *top,
+                         RaBounds bounds, RaDecision *ret);
 
 /* Whether radaemon manages the device name (in the registry, as a disk). */
 typedef bool (*RaStackIsManaged)(void *userdata, const char *name);

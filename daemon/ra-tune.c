@@ -91,6 +91,7 @@ static RaSettingsKind settings_kind(RaKind k) {
 
 /* Decides for d, and writes unless the value is there already or radaemon only observes. */
 static void decide(Manager *m, RaDisk *d, const char *event) {
+        _cleanup_free_ const char **leaf_ids = ra_tune_leaf_identities(m, d);
         RaDecision previous = d->decision;
         RaKnob k = window_knob(d);
         RaSettingsInput in;
@@ -113,6 +114,7 @@ static void decide(Manager *m, RaDisk *d, const char *event) {
                 .stack_read = d->stack_read,
                 .stack = d->stack,
                 .leaf_kb = d->leaf_kb,
+                .leaf_identities = (char *const *) leaf_ids,
                 .bdi = &d->bdi,
                 .beneath_kb = d->beneath_kb,
                 .server_kb = d->server_kb,
@@ -289,6 +291,8 @@ void ra_tune_calibration(Manager *m, RaDisk *d, bool running, const RaCalib *mea
         if (measured)
                 ra_store_calibrated(m, d, measured);
         ra_tune_commit(m, &t, measured ? "calibration" : NULL);
+        if (measured)
+                ra_tune_stack_tops(m, d, "calibration beneath");
 }
 
 void ra_tune_disk(Manager *m, RaDisk *d, const char *event) {

@@ -50,6 +50,22 @@ void ra_tune_disk(struct Manager *m, RaDisk *d, const char *event);
 void ra_tune_calibration(struct Manager *m, RaDisk *d, bool running, const RaCalib *measured);
 
 /*
+ * Decides again every stack in the registry that leaf lies at the bottom
+ * of: its cost model is composed from its leaves' (ra_stack_calibrated()),
+ * so a leaf's new calibration or learned model changes it. The calibration
+ * path calls it; so must whatever else stores a leaf's model.
+ */
+void ra_tune_stack_tops(struct Manager *m, const RaDisk *leaf, const char *event);
+
+/*
+ * The identities a stack's leaves are kept under, as the registry knows them
+ * (NULL where it does not hold one): their calibrations compose the stack's.
+ * Borrowed pointers, one per leaf; NULL for a disk, or without memory (then
+ * the stack keeps its prior). free() it.
+ */
+const char **ra_tune_leaf_identities(struct Manager *m, const RaDisk *d);
+
+/*
  * A source read kb from d's window. If that is not what radaemon left there,
  * someone else changed it (a FUSE server's INIT answer, a udev rule, the
  * kernel re-stacking, somebody): yield or write radaemon's value again.

@@ -6,8 +6,12 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "ra-calib.h"
+#include "ra-config.h"
 #include "ra-policy.h"
+#include "ra-settings.h"
 #include "ra-stack.h"
+#include "ra-state.h"
 #include "ra-util.h"
 #include "sysfs-tree.h"
 #include "test-helpers.h"
@@ -901,6 +905,215 @@ START_TEST(test_tops_to_redecide) {
 }
 END_TEST
 
+/* --- the cost model composed from the leaves' calibrations ---------------------------------------- */
+
+/* What one leaf measured: "sdb" at 100 us a command and 400 MiB/s. */
+typedef struct LeafCalib {
+        const char *name;
+        uint32_t command_us;
+        uint32_t kb_s;
+        uint32_t jump_us;
+} LeafCalib;
+
+/*
+ * As radaemon and its helper decide a stack: its leaves' priors and the
+ * settings from a state that keeps calib (NULL-named end) under each leaf's
+ * identity ("test:<name>"), every leaf's identity known.
+ */
+static void decide_from_state(const char *root, const char *name, const LeafCalib *calib, RaDecision *ret) {
+        _cleanup_(ra_stack_freep) RaStack *s = NULL;
+        _cleanup_(ra_strv_freep) char **names = NULL, **ids = NULL;
+        _cleanup_(ra_state_freep) RaState *state = NULL;
+        _cleanup_(ra_device_attrs_clear) RaDeviceAttrs top = {};
+        _cleanup_free_ uint32_t *kb = NULL;
+        _cleanup_free_ char *bad = NULL;
+        TreeLeaves t = { .root = root };
+        RaConfig *config = NULL;
+        RaSettings settings;
+        int r;
+
+        ck_assert_int_eq(ra_config_new(&config), 0);
+        ck_assert_int_eq(ra_state_new(&state), 0);
+        for (const LeafCalib *c = calib; c && c->name; c++) {
+                char id[64];
+                RaStateEntry *e;
+
+                snprintf(id, sizeof(id), "test:%s", c->name);
+                ck_assert_int_eq(ra_state_ensure(state, id, &e), 0);
+                e->calib = (RaCalib){ .when = 1,
+                                      .command_us = c->command_us,
+                                      .bandwidth_kb_s = c->kb_s,
+                                      .jump_us = c->jump_us };
+        }
+
+        r = ra_stack_read_priors(root, name, read_tree_leaf, &t, &s, &kb, &names, &bad);
+        ck_assert_int_eq(r, 1);
+        for (size_t i = 0; names && names[i]; i++) {
+                char id[64];
+
+                snprintf(id, sizeof(id), "test:%s", names[i]);
+                ck_assert_int_eq(ra_strv_push(&ids, id), 0);
+        }
+        ck_assert_int_eq(read_tree_leaf(&t, name, &top), 0);
+        ra_settings_build(config, state,
+                          &(RaSettingsInput){
+                                  .kind = RA_SETTINGS_STACK,
+                                  .attrs = &top,
+                                  .name = name,
+                                  .stack_read = r,
+                                  .stack = s,
+                                  .leaf_kb = kb,
+                                  .leaf_identities = ids,
+                          },
+                          &settings);
+        ra_policy_decide(&top, &settings, ret);
+        ck_assert_uint_lt(strlen(ret->reason), RA_REASON_MAX - 1);
+        ra_config_free(config);
+}
+
+/* d is what the rule of the priors alone decides (ra_stack_decide()), the value before calibrations. */
+static void assert_as_before(const char *root, const char *name, const RaDecision *d) {
+        RaDecision before;
+        bool taken;
+
+        ck_assert_int_eq(decide(root, name, NULL, NULL, &before, &taken), 1);
+        ck_assert(taken);
+        ck_assert_int_eq(d->source, RA_SOURCE_PRIOR);
+        ck_assert_uint_eq(d->kb, before.kb);
+        ck_assert_str_eq(d->reason, before.reason);
+}
+
+/* What the leaf's calibration alone gives it, as a disk of its own. */
+static uint32_t leaf_window(const char *root, const char *name, const LeafCalib *c) {
+        _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
+        TreeLeaves t = { .root = root };
+        RaCalib calib = { .when = 1, .command_us = c->command_us, .bandwidth_kb_s = c->kb_s };
+        RaDecision d;
+
+        ck_assert_int_eq(read_tree_leaf(&t, name, &a), 0);
+        ra_calib_prior(&calib, &a, bounds, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_CALIBRATED);
+        return d.kb;
+}
+
+START_TEST(test_cost_luks_ssd) {
+        _cleanup_free_ char *root = test_tree_load("lvm-nvme");
+        /* Seed 004's SSD, and the 6.12 VM's disk beneath LUKS (185 us, 2.6 GB/s). */
+        const LeafCalib ssd[] = { { "nvme0n1", 250, 263000, 0 }, {} },
+                        fast[] = { { "nvme0n1", 185, 2539062, 0 }, {} };
+        RaDecision d;
+
+        /* LUKS straight on the SSD's partition, as every distribution installs it. */
+        test_write(root, "devices/virtual/block/dm-0/dm/uuid",
+                   "CRYPT-LUKS2-3f2a9c1e8b7d4e6fa0b1c2d3e4f5a6b7-luks-3f2a\n");
+        decide_from_state(root, "dm-0", ssd, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_CALIBRATED);
+        ck_assert_uint_ge(d.kb, leaf_window(root, "nvme0n1", &ssd[0]));
+        ck_assert_uint_eq(d.kb, 2048);
+        ck_assert_str_eq(
+                d.reason,
+                "From nvme0n1's calibration beneath it, plus dm-crypt's 1000 us of CPU a MiB: 375 us "
+                "a command at 256 MiB/s: one stream reads at 95 % of that from 1873 KiB a window, so "
+                "2048 KiB.");
+
+        decide_from_state(root, "dm-0", fast, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_CALIBRATED);
+        ck_assert_uint_eq(leaf_window(root, "nvme0n1", &fast[0]), 4096);
+        ck_assert_uint_eq(d.kb, 4096);
+
+        /* Nothing measured beneath: the prior of the disk, as before. */
+        decide_from_state(root, "dm-0", NULL, &d);
+        assert_as_before(root, "dm-0", &d);
+        ck_assert_uint_eq(d.kb, 128);
+        ck_assert_str_eq(d.reason, "100 GiB stack: 128 KiB, the prior of nvme0n1 beneath it.");
+
+        test_rm_rf(root);
+}
+END_TEST
+
+START_TEST(test_cost_raid0) {
+        _cleanup_free_ char *root = test_tree_load("md-raid0");
+        const LeafCalib equal[] = {
+                { "sdb", 50, 409600, 0 }, { "sdc", 50, 409600, 0 }, { "sdd", 50, 409600, 0 }, {}
+        };
+        const LeafCalib slow[] = {
+                { "sdb", 50, 409600, 0 }, { "sdc", 50, 409600, 0 }, { "sdd", 50, 102400, 0 }, {}
+        };
+        RaDecision d;
+
+        test_write(root, RAID0_SD(2, 1) "sdb/queue/rotational", "0\n");
+        test_write(root, RAID0_SD(3, 2) "sdc/queue/rotational", "0\n");
+        test_write(root, RAID0_SD(4, 3) "sdd/queue/rotational", "0\n");
+
+        /* One SSD fills at 512 KiB; three striped read three times its rate, which 2 MiB fills. */
+        ck_assert_uint_eq(leaf_window(root, "sdb", &equal[0]), 512);
+        decide_from_state(root, "md0", equal, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_CALIBRATED);
+        ck_assert_uint_eq(d.kb, 2048);
+        ck_assert_msg(strstr(d.reason,
+                             "From the calibrations of sdb, sdc, sdd beneath it, striped over 3 data "
+                             "disks: 50 us a command at 1200 MiB/s") == d.reason,
+                      "%s", d.reason);
+
+        /* The slowest paces a stripe; still a whole chunk of every disk. */
+        decide_from_state(root, "md0", slow, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_CALIBRATED);
+        ck_assert_uint_eq(d.kb, 3 * 512);
+        ck_assert_msg(strstr(d.reason,
+                             "; raised to 1536 KiB, a whole chunk of every disk a read is striped over."),
+                      "%s", d.reason);
+
+        /* One disk not measured yet: the rule of the priors, as before. */
+        decide_from_state(root, "md0",
+                          (const LeafCalib[]){ { "sdb", 50, 409600, 0 }, { "sdc", 50, 409600, 0 }, {} }, &d);
+        assert_as_before(root, "md0", &d);
+        ck_assert_uint_eq(d.kb, 3 * 512);
+
+        test_rm_rf(root);
+}
+END_TEST
+
+START_TEST(test_cost_raid1) {
+        _cleanup_free_ char *root = test_tree_load("luks-lvm-raid1");
+        const LeafCalib mirror[] = { { "sda", 200, 204800, 0 }, { "sdb", 100, 819200, 0 }, {} };
+        RaDecision d;
+
+        test_write(root, RAID1_SDA "/queue/rotational", "0\n");
+        test_write(root, RAID1_SDB "/queue/rotational", "0\n");
+
+        /* md reads a stream from one disk: the faster one's model, not the larger prior. */
+        decide_from_state(root, "md0", mirror, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_CALIBRATED);
+        ck_assert_uint_eq(d.kb, leaf_window(root, "sdb", &mirror[1]));
+        ck_assert_uint_eq(d.kb, 2048);
+        ck_assert_msg(strstr(d.reason,
+                             "From the calibrations of sda, sdb beneath it, a mirror read from its "
+                             "fastest: 100 us a command at 800 MiB/s") == d.reason,
+                      "%s", d.reason);
+
+        /* LUKS on LVM on it: the mirror's model, and a bio's decryption to wait for. */
+        decide_from_state(root, "dm-1", mirror, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_CALIBRATED);
+        ck_assert_uint_eq(d.kb, 4096);
+
+        /* On disks whose heads move, LUKS on the mirror is decided by the jump, as the mirror is. */
+        test_write(root, RAID1_SDA "/queue/rotational", "1\n");
+        test_write(root, RAID1_SDB "/queue/rotational", "1\n");
+        decide_from_state(
+                root, "dm-1",
+                (const LeafCalib[]){ { "sda", 200, 153600, 3000 }, { "sdb", 200, 153600, 3000 }, {} }, &d);
+        ck_assert_int_eq(d.source, RA_SOURCE_CALIBRATED);
+        ck_assert_msg(strstr(d.reason, ": a jump costs only 3.0 ms, in which it reads 460 KiB"), "%s",
+                      d.reason);
+
+        /* Neither measured: the largest prior of the two, as before. */
+        decide_from_state(root, "md0", NULL, &d);
+        assert_as_before(root, "md0", &d);
+
+        test_rm_rf(root);
+}
+END_TEST
+
 static Suite *stack_suite(void) {
         Suite *s = suite_create("stack");
         TCase *tc = tcase_create("read");
@@ -934,6 +1147,12 @@ static Suite *stack_suite(void) {
         tcase_add_test(tc, test_decide_plain);
         tcase_add_test(tc, test_decide_unsettled);
         tcase_add_test(tc, test_tops_to_redecide);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("cost");
+        tcase_add_test(tc, test_cost_luks_ssd);
+        tcase_add_test(tc, test_cost_raid0);
+        tcase_add_test(tc, test_cost_raid1);
         suite_add_tcase(s, tc);
         return s;
 }

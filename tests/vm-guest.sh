@@ -109,6 +109,28 @@ table_row() {
 
 hdd() { serial_dev "$1"; }
 
+# from_leaves LABEL DEV REASON MIN_KB: DEV decided from its leaves' calibrations
+# (source calibrated, its reason starting with the glob REASON), at MIN_KB at least.
+from_leaves() {
+	local src reason target
+	src=$(prop "$2" source) reason=$(prop "$2" reason) target=$(prop "$2" target_kb)
+	# shellcheck disable=SC2053 # $3 is a glob
+	if [[ $src == calibrated && $reason == $3 && ${target:-0} -ge $4 ]]; then
+		ok "$1 ($2): $target KiB from its leaves' models: $reason"
+	else
+		fail "$1 ($2): '$target' KiB ($src), want at least $4 KiB from its leaves' models: $reason"
+	fi
+}
+
+# calibrated DEV: DEV calibrated (asked for, unless radaemon did it already) and in the
+# state file, where the udev helper reads it for the stacks above DEV.
+calibrated() {
+	local id
+	id=$(prop "$1" identity)
+	wait_for "[[ -n \$(prop $1 calibration) ]] || racontrol calibrate $1 >/dev/null 2>&1" 120 &&
+		wait_for "grep -F 'device $id ' /var/lib/radaemon/state | grep -q ' calibrated='" 30
+}
+
 # unit_checks: the installed unit under this release's systemd. systemd-analyze
 # verify finds no error or warning in it (what it says of other units is
 # noted); systemd-analyze security's table is kept in the results; systemd
@@ -254,12 +276,35 @@ if [[ $phase == 1 ]]; then
 	luks=$(kname /dev/mapper/raluks)
 	agree "LUKS2 on a 1 TiB 7200 rpm disk, opened" "$luks" "$c" && table_row "LUKS2 (1 TiB 7200 rpm)" "$luks"
 
+	# --- LUKS2 on a calibrated SSD ----------------------------------------------------------
+	# A stack over calibrated disks is decided from their measured cost
+	# (common/ra-stack-cost.c), by the helper as by radaemon.
+	s1=$(hdd ssd1) s2=$(hdd ssd2)
+	for dev in "$s1" "$s2"; do
+		calibrated "$dev" || fail "$dev: not calibrated, or not in the state file: $(prop "$dev" calibration)"
+	done
+	leaf_kb=$(prop "$s1" target_kb)
+	ok "$s1 calibrated: $(prop "$s1" calibration); $leaf_kb KiB ($(prop "$s1" source)); $s2: $(prop "$s2" target_kb) KiB"
+	c=$(cursor)
+	cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
+		--key-file /root/luks.key "/dev/$s1" || fail "luksFormat on $s1"
+	cryptsetup open --key-file /root/luks.key "/dev/$s1" rassd || fail "cryptsetup open on $s1"
+	lssd=$(kname /dev/mapper/rassd)
+	agree "LUKS2 on a calibrated SSD, opened" "$lssd" "$c" && table_row "LUKS2 (calibrated 256 GiB SSD)" "$lssd"
+	from_leaves "LUKS2 on a calibrated SSD" "$lssd" "From $s1's calibration beneath it, plus dm-crypt's*" "$leaf_kb"
+	cryptsetup close rassd || fail "cryptsetup close rassd"
+	wipefs -q -a "/dev/$s1"
+	udevadm settle
+
 	# --- md RAID0, RAID1, RAID5 ------------------------------------------------------------
 	c=$(cursor)
 	mdadm --create /dev/md/r0 --run --level=0 --chunk=512 --raid-devices=2 \
 		"/dev/$(hdd ssd1)" "/dev/$(hdd ssd2)" >/dev/null 2>&1 || fail "mdadm --create raid0"
 	r0=$(md_kname r0)
 	agree "md RAID0 over two SSDs, 512 KiB chunk" "$r0" "$c" && table_row "md RAID0 (2 SSDs, 512 KiB chunk)" "$r0"
+	pair=$(printf '%s\n' "$s1" "$s2" | sort -V | paste -sd,)
+	from_leaves "md RAID0 over two calibrated SSDs" "$r0" \
+		"From the calibrations of ${pair/,/, } beneath it, striped over 2 data disks:*" "$leaf_kb"
 	# A write-intent bitmap, so that the member added again below recovers
 	# at once: Debian 12's mdadm made one on its own, Debian 13's does not
 	# (without, the recovery of 1 TiB under emulation outlasted the run).

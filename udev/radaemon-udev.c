@@ -184,6 +184,8 @@ static int read_device(const char *name, int *ret_sysfd, RaDeviceAttrs *a) {
         return 1;
 }
 
+RA_DEFINE_CLEANUP(struct udev, udev_unref)
+
 /* The udev event being handled, for messages; "request" when run by hand. */
 static const char *event_name(void) {
         return getenv("ACTION") ?: "request";
@@ -197,14 +199,34 @@ static const char *event_name(void) {
 static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *ret, bool *ret_restored) {
         _cleanup_(ra_state_freep) RaState *state = NULL;
         _cleanup_(ra_stack_freep) RaStack *stack = NULL;
-        _cleanup_(ra_strv_freep) char **candidates = NULL;
+        _cleanup_(ra_strv_freep) char **candidates = NULL, **leaves = NULL, **leaf_ids = NULL;
         _cleanup_free_ char *identity = NULL, *bad = NULL;
         _cleanup_free_ uint32_t *leaf_kb = NULL;
-        struct udev *udev = NULL;
+        _cleanup_(udev_unrefp) struct udev *udev = udev_new();
         RaSettings settings;
         int r, stack_read;
 
+        if (!udev)
+                return -ENOMEM;
+        /*
+         * A dm or md device from the disks at the bottom of its stack, read as
+         * radaemon reads them: from udev's database, which holds them since
+         * their own events (this event's environment is the top's).
+         */
+        stack_read = ra_stack_read_priors("/sys", a->name, ra_stack_read_leaf_udev, udev, &stack, &leaf_kb,
+                                          &leaves, &bad);
+        if (stack_read == -ENOMEM)
+                return stack_read;
+        if (stack_read < 0 && stack_read != -EAGAIN)
+                fprintf(stderr,
+                        "radaemon-udev: %s: cannot read its stack (%s), deciding from its own "
+                        "attributes: %s\n",
+                        a->name, bad ?: "?", strerror(-stack_read));
+
+        /* One read of the state: the device's lines, and its leaves', whose calibrations compose its. */
         r = ra_device_candidate_identities(a, &candidates);
+        if (r >= 0 && stack_read > 0)
+                r = ra_device_leaf_candidates_udev(udev, leaves, &candidates);
         if (r < 0)
                 return r;
         state = load_state(config->state_dir, (const char *const *) candidates);
@@ -213,27 +235,11 @@ static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *re
         /* As radaemon will decide it, old keys moved only in this copy: the helper never writes the state.
          */
         r = ra_device_identify_udev(state, a, &identity);
+        if (r >= 0 && stack_read > 0)
+                r = ra_device_identify_leaves_udev(udev, state, leaves, &leaf_ids);
         if (r < 0)
                 return r;
 
-        /*
-         * A dm or md device from the disks at the bottom of its stack, read as
-         * radaemon reads them: from udev's database, which holds them since
-         * their own events (this event's environment is the top's).
-         */
-        udev = udev_new();
-        if (!udev)
-                return -ENOMEM;
-        stack_read = ra_stack_read_priors("/sys", a->name, ra_stack_read_leaf_udev, udev, &stack, &leaf_kb,
-                                          NULL, &bad);
-        udev_unref(udev);
-        if (stack_read == -ENOMEM)
-                return stack_read;
-        if (stack_read < 0 && stack_read != -EAGAIN)
-                fprintf(stderr,
-                        "radaemon-udev: %s: cannot read its stack (%s), deciding from its own "
-                        "attributes: %s\n",
-                        a->name, bad ?: "?", strerror(-stack_read));
         ra_settings_build(config, state,
                           &(RaSettingsInput){
                                   .kind = ra_settings_block_kind(stack_read),
@@ -243,6 +249,7 @@ static int decide(const RaConfig *config, const RaDeviceAttrs *a, RaDecision *re
                                   .stack_read = stack_read,
                                   .stack = stack,
                                   .leaf_kb = leaf_kb,
+                                  .leaf_identities = leaf_ids,
                           },
                           &settings);
         ra_policy_decide(a, &settings, ret);
