@@ -18,7 +18,7 @@
  * spin up and wait on the drive for a minute), zoned disks (a host-managed
  * zone fails reads past its write pointer), a suspended device-mapper
  * device (every read waits for its resume), a drive without a medium, and a
- * disk whose reads failed before radaemon read it (most of its commands
+ * disk whose reads failed before radaemon read it (many of its commands
  * failed: each read radaemon made would fail too, and wake the kernel's
  * errors).
  */
@@ -56,9 +56,11 @@ int ra_calib_device_read_sysfs(int sysfd, RaCalibDevice *d);
 
 /*
  * Whether d's reads already failed: at least RA_CALIB_FAILED_MIN of its
- * commands failed, and more than half of those it completed.
+ * commands failed, and more than one in RA_CALIB_FAILED_SHARE of those it
+ * completed.
  */
 #define RA_CALIB_FAILED_MIN 3
+#define RA_CALIB_FAILED_SHARE 8
 bool ra_calib_reads_failed(const RaCalibDevice *d);
 
 /*
