@@ -11,7 +11,8 @@
 # and NFS over loopback, and checks what the udev helper, radaemon and sysfs
 # say, checks the unit under the guest's systemd (systemd-analyze), and
 # with RA_VM_LIE=1 loads scsi_debug as devices that lie about themselves
-# (tests/vm-lie.sh: not yet in ./run-tests, see docs/devices-that-lie.md);
+# (tests/vm-lie.sh: ./run-tests asks for it on Debian 13, see
+# docs/devices-that-lie.md);
 # it reboots once to check what survives a reboot. Its results, and
 # radaemon's journal, come back through a folder shared over 9p.
 #
