@@ -17,7 +17,10 @@
  * rbd, drbd, AoE, iSCSI, NVMe over a fabric), optical drives (a read may
  * spin up and wait on the drive for a minute), zoned disks (a host-managed
  * zone fails reads past its write pointer), a suspended device-mapper
- * device (every read waits for its resume), and a drive without a medium.
+ * device (every read waits for its resume), a drive without a medium, and a
+ * disk whose reads failed before radaemon read it (many of its commands
+ * failed: each read radaemon made would fail too, and wake the kernel's
+ * errors).
  */
 
 /* What decides whether a disk may be read; strings may be NULL or "" when unknown. */
@@ -35,6 +38,9 @@ typedef struct RaCalibDevice {
         bool suspended;     /* dm/suspended */
         char scheduler[32]; /* the active one of queue/scheduler: "none", "mq-deadline", "bfq" */
         uint32_t logical_block_size; /* bytes; 0: unknown, taken as 512 */
+        /* A SCSI disk's commands since sd's probe zeroed the error count: done, and of them failed. */
+        uint32_t commands_done;   /* device/iodone_cnt; 0: unknown (not SCSI) */
+        uint32_t commands_failed; /* device/ioerr_cnt: an error status or sense, a unit attention too */
 } RaCalibDevice;
 
 /* A RaCalibDevice with nothing known: scsi_type -1. */
@@ -47,6 +53,15 @@ typedef struct RaCalibDevice {
  * unknown; returns 0, or a negative errno when one present could not be read.
  */
 int ra_calib_device_read_sysfs(int sysfd, RaCalibDevice *d);
+
+/*
+ * Whether d's reads already failed: at least RA_CALIB_FAILED_MIN of its
+ * commands failed, and more than one in RA_CALIB_FAILED_SHARE of those it
+ * completed.
+ */
+#define RA_CALIB_FAILED_MIN 3
+#define RA_CALIB_FAILED_SHARE 8
+bool ra_calib_reads_failed(const RaCalibDevice *d);
 
 /*
  * NULL when a calibration may read d; else why not, a phrase to follow "it

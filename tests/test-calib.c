@@ -348,6 +348,33 @@ START_TEST(test_unsafe_each_kind) {
         d.size_bytes = 0;
         ck_assert_str_eq(ra_calib_unsafe(&d), "a drive without a medium");
 
+        /*
+         * A SCSI disk many of whose commands failed: its reads fail (15 of 81
+         * measured on scsi_debug with a medium error on every sector). A
+         * healthy disk's unit attention and a few refused probe commands are
+         * not that, nor is a disk that completed nothing yet, or no SCSI disk.
+         */
+        d = local_disk("sdh");
+        d.commands_done = 81;
+        d.commands_failed = 15;
+        ck_assert_ptr_nonnull(strstr(ra_calib_unsafe(&d), "reads failed"));
+        d.commands_failed = 11;
+        ck_assert(ra_calib_reads_failed(&d));
+        d.commands_failed = 10;
+        ck_assert(!ra_calib_reads_failed(&d));
+        ck_assert_ptr_null(ra_calib_unsafe(&d));
+        d.commands_done = 136;
+        d.commands_failed = 0;
+        ck_assert_ptr_null(ra_calib_unsafe(&d));
+        d.commands_done = 12;
+        d.commands_failed = 2;
+        ck_assert_ptr_null(ra_calib_unsafe(&d));
+        d.commands_done = 2;
+        ck_assert_ptr_null(ra_calib_unsafe(&d));
+        d.commands_done = 0;
+        d.commands_failed = 0;
+        ck_assert_ptr_null(ra_calib_unsafe(&d));
+
         /* Blocks larger than the largest read. */
         d = local_disk("sdg");
         d.logical_block_size = 2 << 20;
@@ -460,12 +487,23 @@ START_TEST(test_read_sysfs) {
         d = read_tree("f block/dm-0/dm/suspended 0\n", "dm-0");
         ck_assert(!d.suspended);
         ck_assert_ptr_null(ra_calib_unsafe(&d));
+        /* A SCSI disk's counters, in hex: every read failed (15 of 81); and a healthy one's unit attention.
+         */
+        d = read_tree("f block/sdh/device/iodone_cnt 0x51\nf block/sdh/device/ioerr_cnt 0xf\n", "sdh");
+        ck_assert_uint_eq(d.commands_done, 81);
+        ck_assert_uint_eq(d.commands_failed, 15);
+        ck_assert_ptr_nonnull(strstr(ra_calib_unsafe(&d), "reads failed"));
+        d = read_tree("f block/sdi/device/iodone_cnt 0x2a\nf block/sdi/device/ioerr_cnt 0x1\n", "sdi");
+        ck_assert_uint_eq(d.commands_failed, 1);
+        ck_assert_ptr_null(ra_calib_unsafe(&d));
         /* An SD card: its device's type is a word, no SCSI type; nothing else there. */
         d = read_tree("f dev/mmc0:0001/type SD\nl block/mmcblk0/device ../../dev/mmc0:0001\n", "mmcblk0");
         ck_assert_int_eq(d.scsi_type, -1);
         ck_assert_str_eq(d.fabric, "");
         ck_assert_str_eq(d.zoned, "");
         ck_assert_uint_eq(d.logical_block_size, 0);
+        ck_assert_uint_eq(d.commands_done, 0);
+        ck_assert_uint_eq(d.commands_failed, 0);
         ck_assert_ptr_null(ra_calib_unsafe(&d));
 }
 END_TEST

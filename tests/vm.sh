@@ -11,7 +11,8 @@
 # and NFS over loopback, and checks what the udev helper, radaemon and sysfs
 # say, checks the unit under the guest's systemd (systemd-analyze), and
 # with RA_VM_LIE=1 loads scsi_debug as devices that lie about themselves
-# (tests/vm-lie.sh: not yet in ./run-tests, see docs/devices-that-lie.md);
+# (tests/vm-lie.sh: ./run-tests asks for it on Debian 13, see
+# docs/devices-that-lie.md);
 # it reboots once to check what survives a reboot. Its results, and
 # radaemon's journal, come back through a folder shared over 9p.
 #
@@ -33,7 +34,7 @@ version=$(ra_debian_version)
 for tool in qemu-system-x86_64 mmdebstrap mkfs.ext4 dpkg-buildpackage python3; do
 	command -v "$tool" >/dev/null || ra_fail "$tool is not installed (./install-deps --tests installs it)"
 done
-((RA_TEST_LIMIT >= 1800)) || RA_TEST_LIMIT=1800
+((RA_TEST_LIMIT >= 3600)) || RA_TEST_LIMIT=3600
 started=$SECONDS
 
 T=$(mktemp -d /var/tmp/radaemon-vm.XXXXXX)
@@ -193,10 +194,13 @@ fi
 booted=$SECONDS
 
 # The guest runs to its power-off; it asks for a disk's removal in request.
-deadline=$((SECONDS + 1500))
+# Its two boots took 15 to 22 minutes under software emulation (Debian 12
+# and 13, the machine loaded by other work); 50 minutes is what only a hang
+# takes.
+deadline=$((SECONDS + 3000))
 while kill -0 "$QEMU_PID" 2>/dev/null; do
 	if ((SECONDS > deadline)); then
-		ra_log "the guest is still running after 25 minutes: stopping it"
+		ra_log "the guest is still running after 50 minutes: stopping it"
 		break
 	fi
 	if [[ -s $share/request ]]; then
