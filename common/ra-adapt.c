@@ -35,15 +35,6 @@ const char *ra_workload_to_string(RaWorkload w) {
         return w >= 0 && w < _RA_WORKLOAD_MAX ? workload_names[w] : NULL;
 }
 
-uint32_t ra_adapt_size_cap_kb(uint64_t size_bytes) {
-        uint64_t kb = size_bytes / 1024 / 128;
-
-        kb -= kb % 4;
-        if (kb < RA_KB_MIN)
-                return RA_KB_MIN;
-        return kb > RA_KB_LIMIT ? RA_KB_LIMIT : (uint32_t) kb;
-}
-
 /* The largest request a window of window_kb makes. */
 static double request_limit_kb(uint32_t window_kb, uint32_t max_sectors_kb) {
         return max_sectors_kb > 0 && max_sectors_kb < window_kb ? max_sectors_kb : window_kb;

@@ -189,19 +189,12 @@ typedef struct RaObservation {
 /* What bounds the learned window of a device. */
 typedef struct RaAdaptLimits {
         RaBounds bounds;
-        uint32_t size_cap_kb;    /* see ra_adapt_size_cap_kb() */
+        uint32_t size_cap_kb;    /* see ra_policy_learned_cap_kb() */
         uint32_t max_sectors_kb; /* the largest request the device takes; 0: unknown */
         uint32_t default_kb;     /* the kernel's value for it (its original); 0: 128 */
         RaCalib calib;           /* its cost model; bandwidth_kb_s 0: none, ra_calib_assumed() stands */
         bool rotational;         /* what it says it is, for ra_calib_assumed() */
 } RaAdaptLimits;
-
-/*
- * Learning never gives a device a window larger than 1/128 of it, so a
- * probe of a small stick never reads a large share of it; unlike the prior's
- * cap this grows with size itself, so a 22 GB device can learn 2 MiB.
- */
-uint32_t ra_adapt_size_cap_kb(uint64_t size_bytes);
 
 /* Sequential throughput seen with one window: the best interval of samples. */
 typedef struct RaPerf {

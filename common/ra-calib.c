@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ra-adapt.h"
 #include "ra-calib.h"
 #include "ra-macro.h"
 #include "ra-util.h"
@@ -297,7 +296,7 @@ void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, R
         }
 
         /* Measured, as learned values are: capped as they are, by a 128th of the size. */
-        cap = ra_adapt_size_cap_kb(a->size_bytes);
+        cap = ra_policy_learned_cap_kb(a->size_bytes);
         if (kb > cap) {
                 ret->kb = ra_policy_clamp_kb(cap, bounds);
                 ra_reason_format(ret->reason,

@@ -60,6 +60,15 @@ uint32_t ra_policy_size_cap_kb(uint64_t size_bytes) {
         return cap;
 }
 
+uint32_t ra_policy_learned_cap_kb(uint64_t size_bytes) {
+        uint64_t kb = size_bytes / 1024 / 128;
+
+        kb -= kb % 4;
+        if (kb < RA_KB_MIN)
+                return RA_KB_MIN;
+        return kb > RA_KB_LIMIT ? RA_KB_LIMIT : (uint32_t) kb;
+}
+
 static uint32_t round_to_pages(uint32_t kb) {
         return kb - kb % 4;
 }

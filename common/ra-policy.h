@@ -93,6 +93,14 @@ typedef struct RaSettings {
 uint32_t ra_policy_size_cap_kb(uint64_t size_bytes);
 
 /*
+ * Learning and calibration never give a device a window larger than 1/128
+ * of it, so a probe of a small stick never reads a large share of it; unlike
+ * the prior's cap this grows with size itself, so a 22 GB device can learn
+ * 2 MiB.
+ */
+uint32_t ra_policy_learned_cap_kb(uint64_t size_bytes);
+
+/*
  * The window the kernel gives a queue from its limits, max(2 × optimal I/O
  * size, 128 KiB) (block/blk-settings.c), whenever it reads or stacks them
  * again: a dm table's resume, a member added to an md array.

@@ -4,7 +4,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "ra-adapt.h"
 #include "ra-stack.h"
 #include "ra-util.h"
 
@@ -222,7 +221,7 @@ bool ra_stack_calibrated(const RaStack *s, const RaCalib *const *leaf_calib, con
         ra_reason_format(ret->reason, "From %s beneath it%s: %s", leaves, joined, why);
 
         /* A window that reaches fewer disks than the array is striped over leaves some idle. */
-        cap = ra_adapt_size_cap_kb(top_attrs->size_bytes);
+        cap = ra_policy_learned_cap_kb(top_attrs->size_bytes);
         floor_kb = floor_kb < cap ? floor_kb : cap;
         if (ret->kb < floor_kb && ra_policy_clamp_kb(floor_kb, bounds) > ret->kb) {
                 size_t len = strlen(ret->reason);

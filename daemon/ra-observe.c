@@ -110,7 +110,7 @@ static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
         const RaStateEntry *e = ra_state_find(m->state, d->identity);
         RaAdaptLimits limits = {
                 .bounds = ra_policy_bounds(&d->attrs, &d->settings),
-                .size_cap_kb = ra_adapt_size_cap_kb(d->attrs.size_bytes),
+                .size_cap_kb = ra_policy_learned_cap_kb(d->attrs.size_bytes),
                 .max_sectors_kb = d->attrs.max_sectors_kb,
                 /* What the kernel gave the device (2 x io_opt where it reports one), before radaemon. */
                 .default_kb = e && e->has_original && e->original_kb > 0 ? e->original_kb : 0,

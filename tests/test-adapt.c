@@ -152,7 +152,7 @@ static SimRun simulate(const SimDevice *d, const SimPhase *phases, size_t n_phas
 static RaAdaptLimits limits_for(const SimDevice *d) {
         return (RaAdaptLimits){
                 .bounds = { 4, 8192 },
-                .size_cap_kb = ra_adapt_size_cap_kb(d->size_bytes),
+                .size_cap_kb = ra_policy_learned_cap_kb(d->size_bytes),
                 .max_sectors_kb = d->max_sectors_kb,
         };
 }
@@ -394,9 +394,9 @@ START_TEST(test_classify) {
 END_TEST
 
 START_TEST(test_size_cap) {
-        ck_assert_uint_eq(ra_adapt_size_cap_kb(505 * 1024), 4);
-        ck_assert_uint_eq(ra_adapt_size_cap_kb(UINT64_C(22000000000)), 167844);
-        ck_assert_uint_eq(ra_adapt_size_cap_kb(UINT64_MAX), RA_KB_LIMIT);
+        ck_assert_uint_eq(ra_policy_learned_cap_kb(505 * 1024), 4);
+        ck_assert_uint_eq(ra_policy_learned_cap_kb(UINT64_C(22000000000)), 167844);
+        ck_assert_uint_eq(ra_policy_learned_cap_kb(UINT64_MAX), RA_KB_LIMIT);
 }
 END_TEST
 
