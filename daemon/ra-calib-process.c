@@ -83,6 +83,11 @@ static int timed_read(RaCalibReads *j, int fd, void *buf, uint32_t kb, uint64_t 
         return 0;
 }
 
+/* What a place holds for the largest of the first n_sizes sizes: the read, and the head's before it. */
+static uint64_t span_of(const RaCalibReads *j, size_t n_sizes) {
+        return (uint64_t) j->sizes[n_sizes - 1] * 1024 + (j->rotational ? (uint64_t) j->jump_kb * 1024 : 0);
+}
+
 /*
  * The process: reads of each size in turn, five passes, each at a place of
  * its own (ra_calib_places()); then, on a rotational disk, small reads far
@@ -93,7 +98,7 @@ static int timed_read(RaCalibReads *j, int fd, void *buf, uint32_t kb, uint64_t 
 static int measure(RaCalibReads *j) {
         RaCalibShared *sh = j->shared;
         uint64_t offset, our_sectors = 0, places[PASSES * RA_CALIB_POINTS_MAX + JUMPS];
-        size_t n_places, k = 0;
+        size_t n_places, k = 0, n_sizes = j->n_sizes;
         uint32_t jump_bytes = j->jump_kb * 1024;
         _cleanup_close_ int fd = -1;
         _cleanup_free_ void *buf = NULL;
@@ -122,12 +127,17 @@ static int measure(RaCalibReads *j) {
          * the head, so that a size's read costs what it does in sequence,
          * without the seek (the reads that jump measure that).
          */
-        n_places = ra_calib_places(j->size_bytes, PASSES * j->n_sizes + (j->rotational ? JUMPS : 0),
-                                   (uint64_t) j->sizes[j->n_sizes - 1] * 1024 +
-                                           (j->rotational ? jump_bytes : 0),
-                                   jump_bytes, places);
+        /*
+         * A small device (a 505 KiB stick) has room for few places of the
+         * largest size: the largest sizes go until one pass of those left
+         * has a place each.
+         */
+        while (n_sizes > 1 && span_of(j, n_sizes) * n_sizes > j->size_bytes)
+                n_sizes--;
+        n_places = ra_calib_places(j->size_bytes, PASSES * n_sizes + (j->rotational ? JUMPS : 0),
+                                   span_of(j, n_sizes), jump_bytes, places);
         for (unsigned pass = 0; pass < PASSES; pass++)
-                for (size_t i = 0; i < j->n_sizes; i++) {
+                for (size_t i = 0; i < n_sizes; i++) {
                         uint64_t len = (uint64_t) j->sizes[i] * 1024;
 
                         if (k == n_places || !ra_calib_affordable(sh->samples, sh->n, j->sizes[i]))
