@@ -281,6 +281,15 @@ void ra_store_calibrated(Manager *m, RaDisk *d, const RaCalib *c) {
         if (ra_state_ensure(m->state, d->identity, &e) >= 0) {
                 e->calib = *c;
                 m->state_dirty = true;
+                /*
+                 * At once, not at the interval's flush: the udev helper
+                 * decides the stacks above this disk from the state file, and
+                 * one made in the next second must see the calibration the
+                 * daemon decides it from (Debian 13's VM: an LV created just
+                 * after its disk's calibration got the prior from the helper
+                 * and the calibration from the daemon).
+                 */
+                (void) ra_store_save(m, NULL);
         }
 }
 
