@@ -47,6 +47,7 @@ wait_for() {
 }
 
 kname() { basename "$(readlink -f "$1")"; }
+
 # md_kname NAME: the kernel name of /dev/md/NAME, once udev has made the link
 # (mdadm --create returns before it: a loaded guest once read "r5").
 md_kname() {
@@ -60,6 +61,7 @@ prop() {
 	racontrol --json show "$1" 2>/dev/null |
 		python3 -c "import json, sys; print(json.load(sys.stdin)['$2'])" 2>/dev/null
 }
+
 bus_prop() {
 	local path
 	path=$(busctl call org.radaemon.ReadAhead1 /org/radaemon/ReadAhead1 org.radaemon.ReadAhead1.Manager \
@@ -120,6 +122,18 @@ from_leaves() {
 	else
 		fail "$1 ($2): '$target' KiB ($src), want at least $4 KiB from its leaves' models: $reason"
 	fi
+}
+
+# leaves_calibrated DEV...: each disk a stack is about to be made on is calibrated
+# and in the state file first, so that the helper and the daemon decide the
+# stack from the same state: a calibration that ended while the stack's own
+# udev event was handled gave the helper the prior and the daemon the
+# calibration (Debian 13's VM). A disk that cannot be is noted, not failed.
+leaves_calibrated() {
+	local dev
+	for dev in "$@"; do
+		calibrated "$dev" || note "$dev: not calibrated, or not in the state file: $(prop "$dev" reason)"
+	done
 }
 
 # calibrated DEV: DEV calibrated (asked for, unless radaemon did it already) and in the
@@ -226,6 +240,7 @@ if [[ $phase == 1 ]]; then
 
 	# --- LVM: a linear and a striped LV on two rotational disks --------------------------
 	h1=$(hdd hdd1) h2=$(hdd hdd2)
+	leaves_calibrated "$h1" "$h2"
 	pvcreate -q "/dev/$h1" "/dev/$h2" && vgcreate -q vgra "/dev/$h1" "/dev/$h2" || fail "pvcreate/vgcreate"
 	c=$(cursor)
 	lvcreate -q -y -L 200G -n linear vgra || fail "lvcreate linear"
@@ -268,6 +283,7 @@ if [[ $phase == 1 ]]; then
 
 	# --- LUKS2 on a rotational disk ---------------------------------------------------------
 	h3=$(hdd hdd3)
+	leaves_calibrated "$h3"
 	head -c 64 /dev/urandom >/root/luks.key
 	cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
 		--key-file /root/luks.key "/dev/$h3" || fail "luksFormat"
@@ -308,6 +324,7 @@ if [[ $phase == 1 ]]; then
 	# A write-intent bitmap, so that the member added again below recovers
 	# at once: Debian 12's mdadm made one on its own, Debian 13's does not
 	# (without, the recovery of 1 TiB under emulation outlasted the run).
+	leaves_calibrated "$(hdd r1a)" "$(hdd r1b)" "$(hdd r5a)" "$(hdd r5b)" "$(hdd r5c)"
 	c=$(cursor)
 	mdadm --create /dev/md/r1 --run --assume-clean --level=1 --bitmap=internal --raid-devices=2 \
 		"/dev/$(hdd r1a)" "/dev/$(hdd r1b)" >/dev/null 2>&1 || fail "mdadm --create raid1"
