@@ -70,92 +70,34 @@ int ra_stack_sysfs_read_attr(RaStackWalker *w, int devfd, const char *name, cons
 }
 
 /*
- * A number; a missing optional one is 0. Every block device has a size and a
- * read_ahead_kb: one without them is not one any more (-ENODEV).
+ * Read as radaemon reads a disk (ra_device_attrs_read_sysfs()), so that a
+ * device's attributes mean the same in a stack as alone. Every block device
+ * has a size and a read_ahead_kb: one without them is not one any more.
  */
-static int read_u64_attr(RaStackWalker *w, int devfd, const char *name, const char *attr, bool required,
-                         uint64_t *ret) {
-        char buf[32];
+int ra_stack_sysfs_read_queue(RaStackWalker *w, int devfd, RaStackDevice *d) {
+        _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
+        const char *bad = NULL;
         int r;
 
-        r = ra_stack_sysfs_read_attr(w, devfd, name, attr, buf, sizeof(buf));
-        if (r == -ENOENT) {
-                if (required) {
-                        ra_stack_walker_bad_path(w, "block/%s/%s", name, attr);
+        r = ra_device_attrs_read_sysfs(&a, devfd, &bad);
+        if (r < 0) {
+                if (ra_errno_is_gone(r) && device_is_gone(w, d->name)) {
+                        ra_stack_walker_bad_path(w, "block/%s", d->name);
                         return -ENODEV;
                 }
-                *ret = 0;
-                return 0;
-        }
-        if (r < 0)
-                return r;
-
-        r = ra_parse_u64(buf, ret);
-        if (r < 0)
-                ra_stack_walker_bad_path(w, "block/%s/%s", name, attr);
-        return r;
-}
-
-static int read_u32_attr(RaStackWalker *w, int devfd, const char *name, const char *attr, bool required,
-                         uint32_t *ret) {
-        uint64_t v;
-        int r;
-
-        r = read_u64_attr(w, devfd, name, attr, required, &v);
-        if (r < 0)
-                return r;
-        if (v > UINT32_MAX) {
-                ra_stack_walker_bad_path(w, "block/%s/%s", name, attr);
-                return -ERANGE;
+                if (bad)
+                        ra_stack_walker_bad_path(w, "block/%s/%s", d->name, bad);
+                /* Only the size and read_ahead_kb are required: missing, the device is on its way out. */
+                return r == -ENOENT ? -ENODEV : r;
         }
 
-        *ret = (uint32_t) v;
+        d->size_bytes = a.size_bytes;
+        d->read_ahead_kb = a.read_ahead_kb;
+        d->optimal_io_bytes = a.optimal_io_bytes;
+        d->max_sectors_kb = a.max_sectors_kb;
+        d->rotational = a.rotational;
+        d->removable = a.removable;
         return 0;
-}
-
-static int read_bool_attr(RaStackWalker *w, int devfd, const char *name, const char *attr, bool *ret) {
-        uint64_t v;
-        int r;
-
-        r = read_u64_attr(w, devfd, name, attr, false, &v);
-        if (r < 0)
-                return r;
-        if (v > 1) {
-                ra_stack_walker_bad_path(w, "block/%s/%s", name, attr);
-                return -EINVAL;
-        }
-
-        *ret = v == 1;
-        return 0;
-}
-
-int ra_stack_sysfs_read_queue(RaStackWalker *w, int devfd, RaStackDevice *d) {
-        uint64_t sectors;
-        int r;
-
-        /* In 512-byte sectors whatever the logical block size. */
-        r = read_u64_attr(w, devfd, d->name, "size", true, &sectors);
-        if (r < 0)
-                return r;
-        if (sectors > UINT64_MAX / 512) {
-                ra_stack_walker_bad_path(w, "block/%s/size", d->name);
-                return -ERANGE;
-        }
-        d->size_bytes = sectors * 512;
-
-        r = read_u32_attr(w, devfd, d->name, "queue/read_ahead_kb", true, &d->read_ahead_kb);
-        if (r < 0)
-                return r;
-        r = read_u32_attr(w, devfd, d->name, "queue/optimal_io_size", false, &d->optimal_io_bytes);
-        if (r < 0)
-                return r;
-        r = read_u32_attr(w, devfd, d->name, "queue/max_sectors_kb", false, &d->max_sectors_kb);
-        if (r < 0)
-                return r;
-        r = read_bool_attr(w, devfd, d->name, "queue/rotational", &d->rotational);
-        if (r < 0)
-                return r;
-        return read_bool_attr(w, devfd, d->name, "removable", &d->removable);
 }
 
 static int version_cmp(const void *a, const void *b) {
