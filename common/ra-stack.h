@@ -15,10 +15,12 @@
  * the disks beneath them. A file system on a stack reads ahead through the
  * top device's window, never through the disks', and the kernel gives that
  * top device max(2 × optimal_io_size, 128 KiB): 32-64 MiB on disks that
- * report a large optimal I/O size. This module reads a stack from sysfs
- * (ra-stack.c) and decides the top's first value from what lies beneath
- * (ra-stack-policy.c). It takes the sysfs root as a path, so the tests read
- * recorded trees; the daemon passes "/sys".
+ * report a large optimal I/O size. This module walks a stack in sysfs, down
+ * and up (ra-stack-walk.c, reading each device through ra-stack-sysfs.c and
+ * parsing dm and md in ra-stack-dm.c and ra-stack-md.c), says it in words
+ * (ra-stack-describe.c), and decides the top's first value from what lies
+ * beneath (ra-stack-policy.c, ra-stack-cost.c). It takes the sysfs root as a
+ * path, so the tests read recorded trees; the daemon passes "/sys".
  */
 
 /* Deeper than any real stack (LUKS on LVM on md on a partition is 4 levels). */

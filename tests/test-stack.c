@@ -391,6 +391,10 @@ START_TEST(test_garbage) {
                 { "queue/read_ahead_kb", "128\n\n", -EINVAL, NULL },
                 { "queue/optimal_io_size", "0x100000\n", -EINVAL, NULL },
                 { "removable", " 0\n", -EINVAL, NULL },
+                /* Read as a disk's are (ra_device_attrs_read_sysfs()): what a disk's read rejects, so does a
+                   stack's. */
+                { "queue/logical_block_size", "512x\n", -EINVAL, NULL },
+                { "diskseq", "-1\n", -EINVAL, NULL },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {

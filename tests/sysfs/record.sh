@@ -1,8 +1,9 @@
 #!/bin/bash
 # Records the block-device stacks the named devices are part of, up through
 # holders/ and down through slaves/, as a tests/sysfs/*.tree manifest on
-# stdout: the links, the attributes common/ra-stack.c reads, and the empty
-# holders/ and slaves/ directories. tests/test-stack.c builds a tree from it.
+# stdout: the links, the attributes the stack code reads (common/ra-stack-*.c),
+# and the empty holders/ and slaves/ directories. tests/test-stack.c builds a
+# tree from it.
 #
 #   tests/sysfs/record.sh [--root DIR] DEVICE... > tests/sysfs/NAME.tree
 #
