@@ -44,7 +44,7 @@ int ra_inputs_read_disk(RaInputs *in, const char *sysfs_root, const char *name, 
         int r;
 
         *ret_bad_attr = *ret_bad_property = NULL;
-        if (snprintf(link, sizeof(link), "%s/class/block/%s", sysfs_root, name) >= (int) sizeof(link))
+        if (snprintf(link, sizeof(link), "%s/block/%s", sysfs_root, name) >= (int) sizeof(link))
                 return -ENAMETOOLONG;
         sysfd = open_resolved(link, syspath);
         if (sysfd == -ENODEV)
@@ -63,8 +63,9 @@ int ra_inputs_read_disk(RaInputs *in, const char *sysfs_root, const char *name, 
                 return r;
 
         /* A dm or md device from the disks at the bottom of its stack. */
-        in->stack_read = ra_stack_read_priors(sysfs_root, name, src->read_beneath, src->beneath_userdata,
-                                              &in->stack, &in->leaf_kb, &in->leaf_names, &in->stack_bad_path);
+        in->stack_read =
+                ra_stack_read_priors(sysfs_root, name, src->read_beneath, src->beneath_userdata, &in->stack,
+                                     &in->leaf_kb, &in->leaf_names, &in->stack_bad_path);
         if (in->stack_read == -ENOMEM)
                 return -ENOMEM;
         in->kind = ra_settings_block_kind(in->stack_read);
@@ -72,8 +73,8 @@ int ra_inputs_read_disk(RaInputs *in, const char *sysfs_root, const char *name, 
 }
 
 /* The disk beneath a bdi with the number dev (a partition stands for its disk), read; -ENODEV when gone. */
-static int read_one_beneath(const char *sysfs_root, dev_t dev, RaStackLeafReader read_beneath, void *userdata,
-                            RaDeviceAttrs *ret) {
+static int read_one_beneath(const char *sysfs_root, dev_t dev, RaStackLeafReader read_beneath,
+                            void *userdata, RaDeviceAttrs *ret) {
         _cleanup_close_ int sysfd = -1;
         char link[PATH_MAX], syspath[PATH_MAX];
 
@@ -88,8 +89,9 @@ static int read_one_beneath(const char *sysfs_root, dev_t dev, RaStackLeafReader
         return read_beneath(userdata, strrchr(syspath, '/') + 1, ret);
 }
 
-int ra_inputs_read_beneath(RaDeviceAttrs *a, RaBdi *b, const char *sysfs_root, RaStackLeafReader read_beneath,
-                           void *userdata, uint32_t **ret_kb, char ***ret_names) {
+int ra_inputs_read_beneath(RaDeviceAttrs *a, RaBdi *b, const char *sysfs_root,
+                           RaStackLeafReader read_beneath, void *userdata, uint32_t **ret_kb,
+                           char ***ret_names) {
         const RaBounds any = { .min_kb = RA_KB_MIN, .max_kb = RA_KB_LIMIT };
         _cleanup_free_ uint32_t *kb = calloc(b->n_beneath + 1, sizeof(uint32_t));
         _cleanup_(ra_strv_freep) char **names = NULL;
@@ -159,8 +161,8 @@ int ra_inputs_read_btrfs(RaInputs *in, const char *sysfs_root, const char *name,
         if (r < 0 && !(r == -EINVAL && *ret_bad_property))
                 return r;
 
-        r = ra_inputs_read_beneath(&in->attrs, &in->bdi, sysfs_root, src->read_beneath, src->beneath_userdata,
-                                   &in->beneath_kb, &in->beneath_names);
+        r = ra_inputs_read_beneath(&in->attrs, &in->bdi, sysfs_root, src->read_beneath,
+                                   src->beneath_userdata, &in->beneath_kb, &in->beneath_names);
         if (r < 0)
                 return r;
         return in->attrs.size_bytes > 0; /* 0: its devices are gone */
@@ -169,9 +171,7 @@ int ra_inputs_read_btrfs(RaInputs *in, const char *sysfs_root, const char *name,
 uint32_t ra_inputs_server_kb(const RaDeviceAttrs *a, const RaState *s, const char *identity) {
         const RaStateEntry *e = s && identity ? ra_state_find(s, identity) : NULL;
 
-        return a->has_original  ? a->original_kb
-               : e && e->has_original ? e->original_kb
-                                      : a->read_ahead_kb;
+        return a->has_original ? a->original_kb : e && e->has_original ? e->original_kb : a->read_ahead_kb;
 }
 
 void ra_inputs_settings_input(const RaInputs *in, const RaSettingsRun *run, RaSettingsInput *ret) {

@@ -55,7 +55,7 @@ typedef struct RaInputs {
 void ra_inputs_clear(RaInputs *in);
 
 /*
- * Reads the block disk <sysfs_root>/class/block/<name> and the stack beneath
+ * Reads the block disk <sysfs_root>/block/<name> and the stack beneath
  * it. Returns 1 when read, 0 when it is not a disk with a read_ahead_kb (a
  * partition, gone), or a negative errno with *ret_bad_attr naming what could
  * not be read. A RADAEMON_* property that is not valid is skipped, named in
@@ -72,8 +72,9 @@ int ra_inputs_read_disk(RaInputs *in, const char *sysfs_root, const char *name, 
  * sizes summed into a, rotational and removable if any is, max_sectors_kb
  * the least; b's stripes no more than its disks. -ENOMEM.
  */
-int ra_inputs_read_beneath(RaDeviceAttrs *a, RaBdi *b, const char *sysfs_root, RaStackLeafReader read_beneath,
-                           void *userdata, uint32_t **ret_kb, char ***ret_names);
+int ra_inputs_read_beneath(RaDeviceAttrs *a, RaBdi *b, const char *sysfs_root,
+                           RaStackLeafReader read_beneath, void *userdata, uint32_t **ret_kb,
+                           char ***ret_names);
 
 /*
  * A btrfs bdi <sysfs_root>/class/bdi/<name> being mounted, before mountinfo

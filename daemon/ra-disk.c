@@ -167,7 +167,8 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
         r = ra_inputs_read_disk(&in, "/sys", d->name, &src, &bad_attr, ret_bad_property);
         if (r <= 0) {
                 if (r < 0 && r != -ENOMEM)
-                        log_debug_errno(r, "%s: cannot read %s/%s: %m", d->name, d->syspath, bad_attr ?: "?");
+                        log_debug_errno(r, "%s: cannot read %s/%s: %m", d->name, d->syspath,
+                                        bad_attr ?: "?");
                 return r == 0 ? -ENODEV : r;
         }
 
