@@ -8,100 +8,27 @@
  *
  * It never opens the device (udev has probed it already), so a slow or dying
  * disk cannot hold up udev: it reads sysfs, the properties udev hands it in
- * the environment, two small files, and for a dm or md device, udev's
- * database of the disks beneath it. Stdout is for IMPORT{program} only:
+ * the environment, two small files, and udev's database of the disks
+ * beneath a dm or md device or a btrfs: read as radaemon reads them, through
+ * common/ra-inputs.c; what is left here is the command line, the messages
+ * and the write. Stdout is for IMPORT{program} only:
  * KEY=value lines; everything else goes to stderr, which udev logs at debug
  * level.
  */
 #include "config.h"
 
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <libudev.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/sysmacros.h>
 
 #include "ra-apply.h"
-#include "ra-bdi.h"
-#include "ra-config.h"
-#include "ra-device-udev.h"
 #include "ra-inputs.h"
-#include "ra-policy.h"
-#include "ra-settings.h"
-#include "ra-stack.h"
-#include "ra-state.h"
 #include "ra-util.h"
+#include "radaemon-udev-args.h"
 #include "radaemon-udev-fleet.h"
-
-#define EXIT_USAGE 2
-
-static const char *arg_config;
-static const char *arg_name;
-static bool arg_bdi;
-
-static void help(void) {
-        printf("Usage: radaemon-udev [--config FILE] [--bdi] NAME\n\n"
-               "Sets the first read_ahead_kb of the block disk NAME as radaemon would, and prints\n"
-               "RADAEMON_FIRST_KB= and RADAEMON_SOURCE= for udev. Run by 60-radaemon.rules, which\n"
-               "passes the disk's udev properties in the environment.\n\n"
-               "  -c, --config FILE   read FILE instead of %s and its drop-ins\n"
-               "      --bdi           NAME is a bdi (/sys/class/bdi/NAME) being registered: a btrfs\n"
-               "                      file system's gets its first value from the devices beneath\n"
-               "  -h, --help          show this help\n"
-               "      --version       show the version\n",
-               RA_CONFIG_FILE);
-}
-
-/* Returns 1 to go on, 0 to exit successfully, or -EINVAL for a usage error. */
-static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100, ARG_BDI };
-        static const struct option options[] = {
-                { "config", required_argument, NULL, 'c' },
-                { "bdi", no_argument, NULL, ARG_BDI },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
-                {},
-        };
-        int c;
-
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, ":c:h", options, NULL)) >= 0)
-                switch (c) {
-                case 'c':
-                        arg_config = optarg;
-                        break;
-                case 'h':
-                        help();
-                        return 0;
-                case ARG_VERSION:
-                        puts(PACKAGE_STRING);
-                        return 0;
-                case ARG_BDI:
-                        arg_bdi = true;
-                        break;
-                case ':':
-                        fprintf(stderr, "radaemon-udev: option '%s' needs an argument\n", argv[optind - 1]);
-                        return -EINVAL;
-                default:
-                        fprintf(stderr, "radaemon-udev: unknown option '%s'; see radaemon-udev --help\n",
-                                argv[optind - 1]);
-                        return -EINVAL;
-                }
-
-        if (argc - optind != 1) {
-                fprintf(stderr, "radaemon-udev: expected one device name; see radaemon-udev --help\n");
-                return -EINVAL;
-        }
-        arg_name = argv[optind];
-        if (!ra_device_name_is_valid(arg_name)) {
-                fprintf(stderr, "radaemon-udev: '%s' is not a kernel device name\n", arg_name);
-                return -EINVAL;
-        }
-        return 1;
-}
 
 static int load_config(RaConfig **ret) {
         _cleanup_(ra_strv_freep) char **errors = NULL;
@@ -284,21 +211,19 @@ static int run(void) {
                 return 0;
         }
 
-        if (state->restored) {
-                fprintf(stderr,
-                        "radaemon-udev: %s: radaemon restored every disk to its value before radaemon; "
-                        "leaving it alone until 'racontrol reload'.\n",
-                        arg_name);
-                print_original(&in.attrs);
-                return 0;
-        }
-
-        if (config->mode == RA_MODE_OBSERVE) {
-                fprintf(stderr,
-                        "radaemon-udev: %s: would set read_ahead_kb %" PRIu32 " -> %" PRIu32
-                        " KiB (%s, on %s; observe mode): %s\n",
-                        arg_name, in.attrs.read_ahead_kb, decision.kb, ra_source_to_string(decision.source),
-                        event_name(), decision.reason);
+        /* After radaemon's Restore() nothing is written until a reload; in observe mode, never. */
+        if (state->restored || config->mode == RA_MODE_OBSERVE) {
+                if (state->restored)
+                        fprintf(stderr,
+                                "radaemon-udev: %s: radaemon restored every disk to its value before "
+                                "radaemon; leaving it alone until 'racontrol reload'.\n",
+                                arg_name);
+                else
+                        fprintf(stderr,
+                                "radaemon-udev: %s: would set read_ahead_kb %" PRIu32 " -> %" PRIu32
+                                " KiB (%s, on %s; observe mode): %s\n",
+                                arg_name, in.attrs.read_ahead_kb, decision.kb,
+                                ra_source_to_string(decision.source), event_name(), decision.reason);
                 print_original(&in.attrs);
                 return 0;
         }
@@ -313,7 +238,7 @@ static int run(void) {
 int main(int argc, char *argv[]) {
         int r;
 
-        r = parse_argv(argc, argv);
+        r = radaemon_udev_parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
 
