@@ -7,6 +7,7 @@
 #include "ra-bdis.h"
 #include "ra-bdiscan.h"
 #include "ra-context.h"
+#include "ra-inputs.h"
 #include "ra-log.h"
 #include "ra-registry.h"
 #include "ra-store.h"
@@ -100,11 +101,7 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b) {
                 if (d->udev_added)
                         d->udev_add_pending_since = 0;
         } else {
-                const RaStateEntry *e = ra_state_find(m->state, d->identity);
-
-                d->server_kb = d->attrs.has_original  ? d->attrs.original_kb
-                               : e && e->has_original ? e->original_kb
-                                                      : d->attrs.read_ahead_kb;
+                d->server_kb = ra_inputs_server_kb(&d->attrs, m->state, d->identity);
                 /* Looked for by the bdi watcher's FUSE timer from now on. */
                 if (d->bdi.kind == RA_BDI_FUSE)
                         (void) sd_event_now(m->event, CLOCK_MONOTONIC, &d->fuse_init_pending_since);

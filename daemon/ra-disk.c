@@ -11,6 +11,7 @@
 #include "ra-apply.h"
 #include "ra-dbus.h"
 #include "ra-disk.h"
+#include "ra-inputs.h"
 #include "ra-log.h"
 #include "ra-probe.h"
 #include "ra-settings.h"
@@ -101,23 +102,25 @@ static const char *get_udev_property(void *userdata, const char *key) {
 /*
  * A device on top of others (dm: LUKS, LVM; md RAID) is decided from its
  * stack: the disks at the bottom, read from udev's database exactly as
- * radaemon's udev helper reads them (ra_stack_read_priors()), whose priors
- * are kept here. A plain disk has no stack. The kind follows what was read,
- * at every event: a dm device is a disk until its table is loaded, and one
+ * radaemon's udev helper reads them (common/ra-inputs.c), whose priors are
+ * kept here. A plain disk has no stack. The kind follows what was read, at
+ * every event: a dm device is a disk until its table is loaded, and one
  * whose stack is being built or torn down (not settled) is a stack all the
  * same, which waits for it. A stack this module cannot read is decided as
- * a disk, from its own attributes.
+ * a disk, from its own attributes. Takes in's stack.
  */
-static void read_stack(RaDisk *d, struct udev *udev) {
-        _cleanup_free_ char *bad = NULL;
+static void take_stack(RaDisk *d, RaInputs *in) {
+        const char *bad = in->stack_bad_path;
 
-        d->stack = ra_stack_free(d->stack);
+        ra_stack_free(d->stack);
+        free(d->leaf_kb);
+        ra_strv_free(d->beneath_names);
+        d->stack = TAKE_PTR(in->stack);
+        d->leaf_kb = TAKE_PTR(in->leaf_kb);
+        d->beneath_names = TAKE_PTR(in->leaf_names);
+        d->stack_read = in->stack_read;
         d->stack_text[0] = '\0';
-        d->leaf_kb = mfree(d->leaf_kb);
-        d->beneath_names = ra_strv_free(d->beneath_names);
 
-        d->stack_read = ra_stack_read_priors("/sys", d->name, ra_stack_read_leaf_udev, udev, &d->stack,
-                                             &d->leaf_kb, &d->beneath_names, &bad);
         if (d->stack_read == -EAGAIN)
                 log_debug("%s: its stack is not settled (%s); deciding once it is.", d->name, bad ?: "?");
         else if (d->stack_read < 0)
@@ -129,11 +132,25 @@ static void read_stack(RaDisk *d, struct udev *udev) {
                 (void) ra_stack_describe(d->stack, d->stack_text);
 }
 
+static void read_stack(RaDisk *d, struct udev *udev) {
+        _cleanup_(ra_inputs_clear) RaInputs in = {};
+
+        in.stack_read = ra_stack_read_priors("/sys", d->name, ra_stack_read_leaf_udev, udev, &in.stack,
+                                             &in.leaf_kb, &in.leaf_names, &in.stack_bad_path);
+        take_stack(d, &in);
+}
+
 int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_property) {
-        _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
+        const RaPropertySource src = {
+                .get = get_udev_property,
+                .userdata = dev,
+                .read_beneath = ra_stack_read_leaf_udev,
+                .beneath_userdata = udev_device_get_udev(dev),
+        };
+        _cleanup_(ra_inputs_clear) RaInputs in = {};
         _cleanup_close_ int sysfd = -1;
         const char *bad_attr = NULL;
-        int r, props;
+        int r;
 
         r = replace_string(&d->syspath, udev_device_get_syspath(dev));
         if (r < 0)
@@ -147,26 +164,25 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
         if (sysfd < 0)
                 return sysfd;
 
-        props = ra_device_read(&a, d->name, sysfd, d->syspath, get_udev_property, dev, &bad_attr,
-                               ret_bad_property);
-        if (props < 0 && props != -EINVAL) {
-                if (props != -ENODEV && props != -ENOMEM)
-                        log_debug_errno(props, "%s: cannot read %s/%s: %m", d->name, d->syspath,
+        r = ra_inputs_read_disk(&in, "/sys", d->name, &src, &bad_attr, ret_bad_property);
+        if (r <= 0) {
+                if (r < 0 && r != -ENOMEM)
+                        log_debug_errno(r, "%s: cannot read %s/%s: %m", d->name, d->syspath,
                                         bad_attr ?: "?");
-                return props;
+                return r == 0 ? -ENODEV : r;
         }
 
         /* Without udevd nobody has probed the device: ask libblkid, cheaply. */
-        if (!udev_device_get_is_initialized(dev) && d->devnode && a.size_bytes > 0) {
-                r = ra_probe_device(&a, d->devnode);
+        if (!udev_device_get_is_initialized(dev) && d->devnode && in.attrs.size_bytes > 0) {
+                r = ra_probe_device(&in.attrs, d->devnode);
                 if (r < 0 && r != -ENODEV)
                         log_debug_errno(r, "%s: probing with libblkid failed, ignoring: %m", d->name);
         }
 
         ra_device_attrs_clear(&d->attrs);
-        d->attrs = a; /* transport may point at bus: both move together */
+        d->attrs = in.attrs; /* transport may point at bus: both move together */
         d->medium_pending = false;
-        a = (RaDeviceAttrs){};
+        in.attrs = (RaDeviceAttrs){};
 
         free(d->identity);
         d->identity = NULL;
@@ -186,8 +202,8 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
          */
         d->bio_based = faccessat(sysfd, "mq", F_OK, 0) < 0 && errno == ENOENT;
 
-        read_stack(d, udev_device_get_udev(dev));
-        return props;
+        take_stack(d, &in);
+        return *ret_bad_property ? -EINVAL : 0;
 }
 
 static int dup_or_null(const char *s, char **ret) {
@@ -232,68 +248,6 @@ void ra_disk_snapshot_clear(RaDiskSnapshot *s) {
 
 /* --- bdis ------------------------------------------------------------------ */
 
-/* A device beneath a bdi or a stack, read as radaemon reads disks: a partition stands for its disk. */
-static int read_beneath(struct udev_device *u, RaDeviceAttrs *ret) {
-        struct udev_device *disk = u;
-        _cleanup_close_ int sysfd = -1;
-        const char *bad_attr = NULL, *bad_property = NULL, *syspath;
-        int r;
-
-        if (ra_streq(udev_device_get_devtype(u), "partition"))
-                disk = udev_device_get_parent_with_subsystem_devtype(u, "block", "disk");
-        syspath = disk ? udev_device_get_syspath(disk) : NULL;
-        sysfd = syspath ? open(syspath, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-        if (sysfd < 0)
-                return -ENODEV;
-        r = ra_device_read(ret, udev_device_get_sysname(disk), sysfd, syspath, get_udev_property, disk,
-                           &bad_attr, &bad_property);
-        return r == -EINVAL ? 0 : r;
-}
-
-static int read_beneath_all(RaDisk *d, struct udev *udev) {
-        const RaBounds any = { .min_kb = RA_KB_MIN, .max_kb = RA_KB_LIMIT };
-        uint32_t *kb = calloc(d->bdi.n_beneath + 1, sizeof(uint32_t));
-        char **names = NULL;
-        int r = 0;
-
-        if (!kb)
-                return -ENOMEM;
-        for (size_t i = 0; i < d->bdi.n_beneath && r >= 0; i++) {
-                _cleanup_(ra_device_attrs_clear) RaDeviceAttrs a = {};
-                struct udev_device *u = udev_device_new_from_devnum(udev, 'b', d->bdi.beneath[i]);
-                RaDecision prior;
-                int k = u ? read_beneath(u, &a) : -ENODEV;
-
-                udev_device_unref(u);
-                if (k < 0)
-                        continue; /* going away; its file system with it */
-                ra_policy_prior(&a, any, &prior);
-                kb[i] = prior.kb;
-                if (ra_strv_contains(names, a.name))
-                        continue; /* another partition of a disk already counted */
-                d->attrs.size_bytes += a.size_bytes;
-                d->attrs.rotational = d->attrs.rotational || a.rotational;
-                d->attrs.removable = d->attrs.removable || a.removable;
-                if (a.max_sectors_kb > 0 &&
-                    (d->attrs.max_sectors_kb == 0 || a.max_sectors_kb < d->attrs.max_sectors_kb))
-                        d->attrs.max_sectors_kb = a.max_sectors_kb;
-                r = ra_strv_push(&names, a.name);
-        }
-        if (r < 0) {
-                free(kb);
-                ra_strv_free(names);
-                return r;
-        }
-        /* A stripe over two partitions of one disk is read one at a time. */
-        if (d->bdi.stripes > ra_strv_length(names) && ra_strv_length(names) > 0)
-                d->bdi.stripes = (unsigned) ra_strv_length(names);
-        free(d->beneath_kb);
-        d->beneath_kb = kb;
-        ra_strv_free(d->beneath_names);
-        d->beneath_names = names;
-        return 0;
-}
-
 int ra_disk_update_bdi(RaDisk *d, struct udev *udev, RaBdi *b) {
         struct udev_device *u;
         _cleanup_close_ int sysfd = -1;
@@ -325,7 +279,11 @@ int ra_disk_update_bdi(RaDisk *d, struct udev *udev, RaBdi *b) {
         d->attrs.read_ahead_kb = kb;
         d->attrs.transport = ra_bdi_kind_to_string(d->bdi.kind);
 
-        r = read_beneath_all(d, udev);
+        ra_strv_free(d->beneath_names);
+        d->beneath_names = NULL;
+        d->beneath_kb = mfree(d->beneath_kb);
+        r = ra_inputs_read_beneath(&d->attrs, &d->bdi, "/sys", ra_stack_read_leaf_udev, udev, &d->beneath_kb,
+                                   &d->beneath_names);
         if (r < 0)
                 return r;
         /* A network or FUSE file system's size is not a reason to cap its window. */

@@ -7,6 +7,7 @@
 #include "ra-apply.h"
 #include "ra-bus.h"
 #include "ra-context.h"
+#include "ra-inputs.h"
 #include "ra-log.h"
 #include "ra-registry.h"
 #include "ra-settings.h"
@@ -89,13 +90,33 @@ static RaSettingsKind settings_kind(RaKind k) {
         }
 }
 
+/*
+ * What was read of d (ra_disk_update(), ra_disk_update_bdi(), through
+ * common/ra-inputs.c as the udev helper reads it), as the reader hands it
+ * over: borrowed, never cleared.
+ */
+static RaInputs inputs_of(const RaDisk *d, const char **leaf_ids) {
+        return (RaInputs){
+                .kind = settings_kind(d->kind),
+                .attrs = d->attrs,
+                .identity = d->identity,
+                .stack_read = d->stack_read,
+                .stack = d->stack,
+                .leaf_kb = d->leaf_kb,
+                .leaf_identities = (char **) leaf_ids,
+                .bdi = d->bdi,
+                .beneath_kb = d->beneath_kb,
+                .server_kb = d->server_kb,
+        };
+}
+
 /* Decides for d, and writes unless the value is there already or radaemon only observes. */
 static void decide(Manager *m, RaDisk *d, const char *event) {
         _cleanup_free_ const char **leaf_ids = ra_tune_leaf_identities(m, d);
         RaDecision previous = d->decision;
         RaKnob k = window_knob(d);
-        RaSettingsInput in;
         RaSettingsRun run;
+        RaInputs in;
         bool news;
 
         /* Yielding: the value to keep is what sysfs holds now, not what was tracked. */
@@ -106,27 +127,13 @@ static void decide(Manager *m, RaDisk *d, const char *event) {
                 .learned_reason = d->model.reason,
                 .external = d->external,
         };
-        in = (RaSettingsInput){
-                .kind = settings_kind(d->kind),
-                .attrs = &d->attrs,
-                .identity = d->identity,
-                .name = d->name,
-                .stack_read = d->stack_read,
-                .stack = d->stack,
-                .leaf_kb = d->leaf_kb,
-                .leaf_identities = (char *const *) leaf_ids,
-                .bdi = &d->bdi,
-                .beneath_kb = d->beneath_kb,
-                .server_kb = d->server_kb,
-                .run = &run,
-        };
-        ra_settings_build(m->config, m->state, &in, &d->settings);
+        in = inputs_of(d, leaf_ids);
+        ra_inputs_decide(m->config, m->state, &in, &run, &d->settings, &d->decision);
         /* What D-Bus shows of its cost model: what the store keeps for it, as the settings took it. */
         if (d->kind == RA_KIND_DISK && d->identity && ra_state_cost_model(m->state, d->identity))
                 d->calib = *ra_state_cost_model(m->state, d->identity);
         else
                 d->calib = (RaCalib){};
-        ra_policy_decide(&d->attrs, &d->settings, &d->decision);
 
         /* An event that changes nothing is not worth an info line. */
         news = !d->announced || !decision_equal(&previous, &d->decision);
