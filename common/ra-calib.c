@@ -41,8 +41,9 @@ static size_t gcd(size_t a, size_t b) {
         return a;
 }
 
-size_t ra_calib_places(uint64_t size_bytes, size_t n, uint64_t span, uint64_t align, uint64_t *ret) {
-        uint64_t width;
+size_t ra_calib_places(uint64_t size_bytes, size_t n, uint64_t span, uint64_t align, uint64_t shift,
+                       uint64_t *ret) {
+        uint64_t width, room;
         size_t stride;
 
         if (align == 0 || span == 0 || size_bytes / span == 0)
@@ -52,15 +53,18 @@ size_t ra_calib_places(uint64_t size_bytes, size_t n, uint64_t span, uint64_t al
         if (n == 0)
                 return 0;
         width = size_bytes / n;
+        /* Into the slot, as far as leaves the read room in it after aligning. */
+        room = width - span > align ? width - span - align : 0;
+        shift = room > 0 ? shift % room : 0;
         /* About three eighths of the device on from each read to the next, never a neighbour. */
         stride = n * 3 / 8 + 1;
         while (n > 1 && gcd(stride, n) != 1)
                 stride++;
         for (size_t i = 0; i < n; i++) {
-                uint64_t at = (uint64_t) ((i * stride + n / 2) % n) * width;
+                uint64_t slot = (uint64_t) ((i * stride + n / 2) % n) * width, at = slot + shift;
 
                 /* Up to the next boundary when the slot still holds the read from there, else down. */
-                if (at % align != 0 && at - at % align + align + span <= at + width)
+                if (at % align != 0 && at - at % align + align + span <= slot + width)
                         at += align - at % align;
                 else
                         at -= at % align;
@@ -76,9 +80,10 @@ bool ra_calib_affordable(const RaCalibSample *s, size_t n, uint32_t kb) {
         if (n >= RA_CALIB_SAMPLES_MAX)
                 return false;
         for (size_t i = 0; i < n; i++) {
-                double per_kb = (double) s[i].nsec / s[i].kb;
+                uint64_t kb_read = (uint64_t) s[i].kb * (s[i].reads ?: 1);
+                double per_kb = (double) s[i].nsec / (double) kb_read;
 
-                bytes += (uint64_t) s[i].kb * 1024;
+                bytes += kb_read * 1024;
                 nsec += s[i].nsec;
                 /* The sizes grow: the latest reads are the largest, whose rate a larger one comes nearest.
                  */
@@ -95,14 +100,17 @@ bool ra_calib_affordable(const RaCalibSample *s, size_t n, uint32_t kb) {
 /*
  * The fastest of a size's sequential reads: what the device costs, as
  * anything else (another process's CPU, an interrupt) only adds to a read's
- * time. 0 when none.
+ * time. A stream's reads share its time. 0 when none.
  */
 static uint64_t fastest_nsec(const RaCalibSample *s, size_t n, uint32_t kb) {
         uint64_t best = 0;
 
-        for (size_t i = 0; i < n; i++)
-                if (!s[i].jump && s[i].kb == kb && (best == 0 || s[i].nsec < best))
-                        best = s[i].nsec;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t t = s[i].nsec / (s[i].reads ?: 1);
+
+                if (!s[i].jump && s[i].kb == kb && t > 0 && (best == 0 || t < best))
+                        best = t;
+        }
         return best;
 }
 

@@ -30,9 +30,16 @@
 #define RA_CALIB_SAMPLES_MAX 40
 #define RA_CALIB_POINTS_MAX 8
 
-/* One direct read: its size, how long it took, and whether it jumped away from the last. */
+/*
+ * One direct read: its size, how long it took, and whether it jumped away
+ * from the last. Or, where reads is above 1, a stream of that many reads
+ * of kb, one after the other, and how long all of them took: a disk's own
+ * cache reads ahead of any read it was just asked for, at the media's
+ * rate, so only a stream's time tells that rate (see ra-calib-process.c).
+ */
 typedef struct RaCalibSample {
         uint32_t kb;
+        uint32_t reads; /* 0 or 1: one read */
         uint64_t nsec;
         bool jump;
 } RaCalibSample;
@@ -71,26 +78,32 @@ size_t ra_calib_sizes(uint32_t max_kb, uint32_t sizes[static RA_CALIB_POINTS_MAX
 /*
  * Where a calibration's n reads go, in the order they are made: the device
  * cut into n slots (as many as fit span bytes each, when fewer), each read
- * at the start of its own slot (aligned to align), the slots taken a stride
- * apart. No read goes where an earlier one did, nor next to the one before
- * it: a disk's cache, which keeps what it read and reads ahead of it while
- * the calibration pauses, cannot answer any of them (a modelled 7200 rpm
- * disk read the same region five times "calibrated" at 565 MiB/s against
- * its media's 150-180 MB/s). Returns how many were placed (at most n).
+ * shift bytes into its own slot (shift taken modulo the room the slot
+ * leaves, aligned to align), the slots taken a stride apart. No read goes
+ * where an earlier one did, nor next to the one before it: a disk's cache,
+ * which keeps what it read and reads ahead of it while the calibration
+ * pauses, cannot answer any of them (a modelled 7200 rpm disk read the same
+ * region five times "calibrated" at 565 MiB/s against its media's 150-180
+ * MB/s). A calibration asked for again passes another shift, so that it
+ * does not read where the last did, which the disk's cache may still hold.
+ * Returns how many were placed (at most n).
  */
-size_t ra_calib_places(uint64_t size_bytes, size_t n, uint64_t span, uint64_t align, uint64_t *ret);
+size_t ra_calib_places(uint64_t size_bytes, size_t n, uint64_t span, uint64_t align, uint64_t shift,
+                       uint64_t *ret);
 
 /*
- * Whether a read of kb may still be made, from what the samples so far cost:
- * its time predicted at the best rate a sequential read had yet (no sample:
- * the first, a smallest read, always may), within the bounds above.
+ * Whether a read of kb (a stream's: all of its KiB) may still be made, from
+ * what the samples so far cost: its time predicted at the best rate a
+ * sequential read had yet (no sample: the first, a smallest read, always
+ * may), within the bounds above.
  */
 bool ra_calib_affordable(const RaCalibSample *s, size_t n, uint32_t kb);
 
 /*
  * Fits the samples: the curve, the command cost and bandwidth from the
  * sequential reads (least squares on the relative error of t = c + S / B
- * over the fastest read of each size, as interference only adds time; with
+ * over the fastest read of each size, a stream's time shared among its
+ * reads, as interference only adds time; with
  * one size only, the bandwidth at that size and no command cost), a
  * rotational disk's jump from the reads that jumped. -EINVAL when no read
  * was sequential.

@@ -135,7 +135,7 @@ static void finish(RaCalibJob *j, int error) {
                 uint64_t bytes = 0, nsec = 0;
 
                 for (size_t i = 0; i < sh->n; i++) {
-                        bytes += (uint64_t) sh->samples[i].kb * 1024;
+                        bytes += (uint64_t) sh->samples[i].kb * (sh->samples[i].reads ?: 1) * 1024;
                         nsec += sh->samples[i].nsec;
                 }
                 log_disk(LOG_INFO, RA_LOG_CALIBRATION, d->name, d->attrs.read_ahead_kb, "calibrated",
