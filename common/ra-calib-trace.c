@@ -45,34 +45,69 @@ void ra_calib_trace_issue(RaCalibTrace *t, uint64_t sector, uint32_t kb, uint64_
         t->inflight[slot].kb = kb;
 }
 
+/* A sample of class k: the fastest (per read, for a stream) once the class counts. */
+static void add_sample(RaCalibTrace *t, RaCalibSample sample) {
+        size_t k = size_class(sample.kb);
+        RaCalibSample *f = &t->fastest[k];
+        uint32_t n = sample.reads > 1 ? sample.reads : 1, fn = f->reads > 1 ? f->reads : 1;
+
+        t->count[k]++;
+        if (f->nsec == 0 || sample.nsec / n < f->nsec / fn) {
+                *f = sample;
+                t->changed = t->changed || t->count[k] >= RA_CALIB_TRACE_MIN;
+        } else if (t->count[k] == RA_CALIB_TRACE_MIN)
+                t->changed = true;
+}
+
+/* A disk whose head moves (ra-calib.h): streams and jumps, never one request answered from its cache. */
+static void add_streamed(RaCalibTrace *t, uint64_t sector, uint32_t kb, uint64_t issued_ns,
+                         uint64_t time_ns) {
+        if (t->stream.start_ns != 0 && sector == t->stream.next_sector) {
+                t->stream.kb += kb;
+                t->stream.reads++;
+                if (t->stream.kb >= RA_CALIB_TRACE_STREAM_KB && time_ns > t->stream.start_ns) {
+                        add_sample(t, (RaCalibSample){ .kb = t->stream.kb / t->stream.reads,
+                                                       .reads = t->stream.reads,
+                                                       .nsec = time_ns - t->stream.start_ns });
+                        t->stream.kb = t->stream.reads = 0;
+                        t->stream.start_ns = time_ns;
+                }
+        } else {
+                uint64_t free_ns = issued_ns > t->last_done_ns ? issued_ns : t->last_done_ns;
+
+                if (kb <= 64 && time_ns > free_ns) {
+                        t->jumps[t->n_jumps % RA_CALIB_TRACE_JUMPS] =
+                                (RaCalibSample){ .kb = kb, .nsec = time_ns - free_ns, .jump = true };
+                        t->n_jumps++;
+                        t->changed = t->changed || t->n_jumps >= RA_CALIB_TRACE_MIN;
+                }
+                t->stream.kb = t->stream.reads = 0;
+                t->stream.start_ns = time_ns;
+        }
+        t->stream.next_sector = sector + (uint64_t) kb * 2;
+        if (time_ns > t->last_done_ns)
+                t->last_done_ns = time_ns;
+}
+
 void ra_calib_trace_complete(RaCalibTrace *t, uint64_t sector, uint64_t time_ns) {
         for (size_t i = 0; i < RA_CALIB_TRACE_INFLIGHT; i++) {
-                RaCalibSample *f;
-                uint64_t nsec;
-                size_t k;
+                uint64_t issued = t->inflight[i].issued_ns;
+                uint32_t kb = t->inflight[i].kb;
 
-                if (t->inflight[i].issued_ns == 0 || t->inflight[i].sector != sector)
+                if (issued == 0 || t->inflight[i].sector != sector)
                         continue;
-                /* Clocks of two CPUs may disagree a little: a completion "before" its issue tells nothing.
-                 */
-                nsec = time_ns > t->inflight[i].issued_ns ? time_ns - t->inflight[i].issued_ns : 0;
-                k = size_class(t->inflight[i].kb);
-                f = &t->fastest[k];
-                if (nsec > 0) {
-                        t->count[k]++;
-                        if (f->nsec == 0 || nsec < f->nsec) {
-                                *f = (RaCalibSample){ .kb = t->inflight[i].kb, .nsec = nsec };
-                                t->changed = t->changed || t->count[k] >= RA_CALIB_TRACE_MIN;
-                        } else if (t->count[k] == RA_CALIB_TRACE_MIN)
-                                t->changed = true;
-                }
                 t->inflight[i].issued_ns = 0;
+                if (t->streams)
+                        add_streamed(t, sector, kb, issued, time_ns);
+                /* Clocks of two CPUs may disagree a little: a completion "before" its issue tells nothing. */
+                else if (time_ns > issued)
+                        add_sample(t, (RaCalibSample){ .kb = kb, .nsec = time_ns - issued });
                 return;
         }
 }
 
 int ra_calib_trace_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret) {
-        RaCalibSample s[RA_CALIB_TRACE_CLASSES];
+        RaCalibSample s[RA_CALIB_TRACE_CLASSES + RA_CALIB_TRACE_JUMPS];
         size_t n = 0;
         int r;
 
@@ -82,6 +117,9 @@ int ra_calib_trace_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret) {
         t->changed = false;
         if (n == 0)
                 return -ENODATA;
+        if (t->n_jumps >= RA_CALIB_TRACE_MIN)
+                for (size_t i = 0; i < t->n_jumps && i < RA_CALIB_TRACE_JUMPS; i++)
+                        s[n++] = t->jumps[i];
         r = ra_calib_fit(s, n, when, ret);
         if (r < 0)
                 return r;

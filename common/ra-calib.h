@@ -189,6 +189,23 @@ const char *ra_calib_source_to_string(RaCalibSource s);
 #define RA_CALIB_TRACE_MIN 4
 #define RA_CALIB_TRACE_INFLIGHT 32
 
+/*
+ * A disk whose head moves (streams set) is traced otherwise: its own cache
+ * reads ahead of every request at the media's rate, so a request that
+ * follows the last one is often answered from that cache, at the bus's
+ * speed (the modelled 7200 rpm disk traced at 500-666 MiB/s, its media
+ * reading 100-200). As the calibration does (ra-calib-process.c), such
+ * requests are timed as a stream: from the completion of the one that
+ * brought the head there to the completion of the last, once a stream has
+ * read RA_CALIB_TRACE_STREAM_KB, and only a stream's time counts as a
+ * sequential sample. A request that jumped is timed from when the head was
+ * free (its issue, or the completion before it: one command at a time),
+ * and the last RA_CALIB_TRACE_JUMPS small ones (up to 64 KiB) give the
+ * jump, as the calibration's jumps do.
+ */
+#define RA_CALIB_TRACE_STREAM_KB 1024
+#define RA_CALIB_TRACE_JUMPS 15
+
 typedef struct RaCalibTrace {
         struct {
                 uint64_t sector;
@@ -198,6 +215,16 @@ typedef struct RaCalibTrace {
         RaCalibSample fastest[RA_CALIB_TRACE_CLASSES]; /* nsec 0: none yet */
         uint64_t count[RA_CALIB_TRACE_CLASSES];
         bool changed; /* a class's fastest moved, or a class began to count, since the last fit */
+
+        bool streams; /* a rotational disk: see above */
+        struct {
+                uint64_t next_sector; /* where a request continuing it starts */
+                uint64_t start_ns;    /* 0: no stream */
+                uint32_t kb, reads;
+        } stream;
+        uint64_t last_done_ns;
+        RaCalibSample jumps[RA_CALIB_TRACE_JUMPS]; /* a ring, n_jumps in all */
+        uint64_t n_jumps;
 } RaCalibTrace;
 
 /* A read request of kb from sector issued at time_ns (the trace clock). */

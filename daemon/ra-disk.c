@@ -183,6 +183,8 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
         d->attrs = in.attrs; /* transport may point at bus: both move together */
         d->medium_pending = false;
         in.attrs = (RaDeviceAttrs){};
+        /* A disk whose head moves is traced as streams and jumps (ra-calib.h). */
+        d->costs.streams = d->attrs.rotational;
 
         free(d->identity);
         d->identity = NULL;

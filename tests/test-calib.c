@@ -755,6 +755,68 @@ START_TEST(test_trace_busy_queueing) {
 }
 END_TEST
 
+/*
+ * A 7200 rpm disk's stream with its own cache: the media reads on from the
+ * first request at mb_s (reading ahead without end here), the bus answers
+ * at bus_mb_s, and the reader issues each 512 KiB request gap_us after the
+ * last completed, with a 4 KiB read elsewhere (a jump of jump_us) every
+ * 16 requests. A request completes when both the bus and the media are
+ * done with it.
+ */
+static void trace_cached_disk(RaCalibTrace *t, size_t n, double mb_s, double bus_mb_s, uint32_t gap_us,
+                              uint32_t jump_us) {
+        uint64_t now = 1000000, media_start = now, sector = 2048, done_kb = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                uint64_t issued = now + (uint64_t) gap_us * 1000, media_done, bus_done, done;
+
+                if (i % 16 == 15) {
+                        /* Elsewhere: the head moves there and back; the stream starts again after it. */
+                        ra_calib_trace_issue(t, 900000000 + i * 8, 4, issued);
+                        now = issued + (uint64_t) jump_us * 1000 + 50000;
+                        ra_calib_trace_complete(t, 900000000 + i * 8, now);
+                        media_start = now + (uint64_t) jump_us * 1000;
+                        done_kb = 0;
+                        continue;
+                }
+                done_kb += 512;
+                media_done = media_start + (uint64_t) (done_kb * 1024.0 / (mb_s * MB) * 1e9);
+                bus_done = issued + 50000 + (uint64_t) (512 * 1024.0 / (bus_mb_s * MB) * 1e9);
+                done = media_done > bus_done ? media_done : bus_done;
+                ra_calib_trace_issue(t, sector, 512, issued);
+                ra_calib_trace_complete(t, sector, done);
+                sector += 1024;
+                now = done;
+        }
+}
+
+/* Its requests alone would say the bus's speed; timed as streams, the media's, and its jump. */
+START_TEST(test_trace_disk_cache) {
+        RaCalibTrace t = {};
+        RaCalib c;
+
+        trace_cached_disk(&t, 400, 170, 600, 1000, 8000);
+        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
+        ck_assert_uint_gt(c.bandwidth_kb_s, 200 * MB / 1024);
+
+        t = (RaCalibTrace){ .streams = true };
+        trace_cached_disk(&t, 400, 170, 600, 1000, 8000);
+        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
+        ck_assert_uint_le(c.bandwidth_kb_s, (uint32_t) (170 * MB / 1024 * 1.05));
+        ck_assert_uint_ge(c.bandwidth_kb_s, (uint32_t) (170 * MB / 1024 * 0.9));
+        ck_assert_uint_ge(c.jump_us, 7000);
+        ck_assert_uint_le(c.jump_us, 9000);
+
+        /* Jumps alone: no sequential sample, no model. */
+        t = (RaCalibTrace){ .streams = true };
+        for (uint64_t i = 0; i < 20; i++) {
+                ra_calib_trace_issue(&t, 1000000 * i, 4, 20000000 * i + 1);
+                ra_calib_trace_complete(&t, 1000000 * i, 20000000 * i + 8000000);
+        }
+        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), -ENODATA);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("calib");
         TCase *tc = tcase_create("calib");
@@ -773,6 +835,7 @@ int main(void) {
         tcase_add_test(tc, test_fit_hdd_streams);
         tcase_add_test(tc, test_trace_calibration_curve);
         tcase_add_test(tc, test_trace_busy_queueing);
+        tcase_add_test(tc, test_trace_disk_cache);
         suite_add_tcase(s, tc);
         tc = tcase_create("safe");
         tcase_add_test(tc, test_unsafe_each_kind);
