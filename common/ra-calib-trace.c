@@ -99,7 +99,8 @@ void ra_calib_trace_complete(RaCalibTrace *t, uint64_t sector, uint64_t time_ns)
                 t->inflight[i].issued_ns = 0;
                 if (t->streams)
                         add_streamed(t, sector, kb, issued, time_ns);
-                /* Clocks of two CPUs may disagree a little: a completion "before" its issue tells nothing. */
+                /* Clocks of two CPUs may disagree a little: a completion "before" its issue tells nothing.
+                 */
                 else if (time_ns > issued)
                         add_sample(t, (RaCalibSample){ .kb = kb, .nsec = time_ns - issued });
                 return;
