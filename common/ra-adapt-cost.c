@@ -44,6 +44,16 @@ double ra_adapt_cost_random_waste_usec(const RaObservation *o, const RaAdaptLimi
                     read_usec(&model, small_kb, l->max_sectors_kb));
 }
 
+/* The device's time, by its model, for reads windows of bytes in all. */
+static double busy_usec(const RaCalib *c, uint64_t reads, uint64_t bytes) {
+        return (double) reads * c->command_us + (double) bytes / 1024 * 1e6 / c->bandwidth_kb_s;
+}
+
+bool ra_adapt_cost_tells(const RaAdaptLimits *l, uint64_t reads, uint64_t bytes, double seconds) {
+        return ra_adapt_cost_sure(l) && reads > 0 && seconds > 0 &&
+               busy_usec(&l->calib, reads, bytes) * 100 >= RA_ADAPT_GROW_BUSY_PERCENT * seconds * 1e6;
+}
+
 /* The share of a stream's time that its commands cost at a window of kb, in percent. */
 static double command_percent(const RaCalib *c, uint32_t kb) {
         return c->command_us * 100.0 / ra_calib_read_usec(c, kb, false);
@@ -60,18 +70,17 @@ uint32_t ra_adapt_cost_grow_kb(const RaAdaptLimits *l, uint64_t reads, uint64_t 
          * request) issues them together: the stream waits for one round trip a
          * window, as the calibration's rule counts it (ra_calib_prior()).
          */
-        if (!ra_adapt_cost_sure(l) || reads == 0 || cur_kb == 0 || seconds <= 0)
+        if (!ra_adapt_cost_tells(l, reads, bytes, seconds) || cur_kb == 0)
                 return 0;
         while (kb < hi_kb && command_percent(c, kb) > RA_ADAPT_GROW_PERCENT)
                 kb = kb > hi_kb / 2 ? hi_kb : kb * 2;
         if (kb <= cur_kb)
                 return 0;
 
-        busy = (double) reads * c->command_us + (double) bytes / 1024 * 1e6 / c->bandwidth_kb_s;
+        busy = busy_usec(c, reads, bytes);
         fewer = (double) reads - (double) bytes / 1024 / kb;
         saved = fewer > 0 ? fewer * c->command_us : 0;
-        if (busy * 100 < RA_ADAPT_GROW_BUSY_PERCENT * seconds * 1e6 ||
-            saved * 100 < RA_ADAPT_GROW_PERCENT * busy)
+        if (saved * 100 < RA_ADAPT_GROW_PERCENT * busy)
                 return 0;
 
         ra_reason_format(reason,

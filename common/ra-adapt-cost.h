@@ -32,14 +32,19 @@
  */
 #define RA_ADAPT_GROW_PERCENT 5
 /*
- * A decision on the model is taken on the first busy interval whose
- * sequential reads cost the device this share of the interval or more (by
- * the model): then the saving is RA_ADAPT_GROW_PERCENT of a tenth of a
- * second or more, and the reads are a workload, not a program's few files.
- * Measured: a job of `dd bs=64k` readers on ssd-ctrl (tests/busy-grow.sh)
- * keeps it busy 90 % and more of each second (170-180 MB/s read through
- * loop and FUSE at 128 and 512 KiB); a cold python3 start, about 178 reads
- * of 128 KiB a second, costs a SATA SSD 5 %.
+ * The model tells what a window is worth to the interval's sequential reads
+ * only when they cost the device this share of the interval or more (by the
+ * model): then a saving of RA_ADAPT_GROW_PERCENT is 5 ms a second or more,
+ * and the reads are a workload, not a program's few files. Streams that fill
+ * their windows while the device, by its model, sits idle most of the time
+ * are held back by something else (a cgroup's throttle, the CPU, a pipe):
+ * there the model cannot tell, and a trial measures. Measured: a job of
+ * `dd bs=64k` readers on ssd-ctrl (tests/busy-grow.sh) costs it 50-80 % of
+ * each second by its traced model (100-180 MB/s through loop and FUSE at
+ * 128 and 512 KiB); tests/pagecache.sh's tar on a loop device throttled by a
+ * cgroup to a disk's 150 IOPS reads 30 MB/s, 0.6 % of its model's time (5 us
+ * a command, 7 GB/s: the throttle is above the requests traced); a cold
+ * python3 start, about 178 reads of 128 KiB a second, costs a SATA SSD 5 %.
  */
 #define RA_ADAPT_GROW_BUSY_PERCENT 10
 
@@ -54,6 +59,13 @@ void ra_adapt_cost_model(const RaAdaptLimits *l, RaCalib *ret);
 bool ra_adapt_cost_sure(const RaAdaptLimits *l);
 
 /*
+ * The model is sure (above) and tells what windows are worth to an interval
+ * of seconds whose sequential reads made reads windows (or requests) of
+ * bytes in all: they cost the device RA_ADAPT_GROW_BUSY_PERCENT of it.
+ */
+bool ra_adapt_cost_tells(const RaAdaptLimits *l, uint64_t reads, uint64_t bytes, double seconds);
+
+/*
  * The device's time the interval's random reads spent on their windows:
  * each read (the mean of what they read) against the same read at the
  * smallest window, min_kb, which reads what was asked for or that window,
@@ -62,11 +74,9 @@ bool ra_adapt_cost_sure(const RaAdaptLimits *l);
 double ra_adapt_cost_random_waste_usec(const RaObservation *o, const RaAdaptLimits *l, uint32_t min_kb);
 
 /*
- * The window the model wants for an interval of seconds whose sequential
- * reads made reads windows (or requests) of bytes in all under cur_kb, up
- * to hi_kb (see RA_ADAPT_GROW_PERCENT), with the reason for it; 0 when the
- * model is not sure, the reads cost the device too little of the interval,
- * or no larger window saves enough.
+ * The window the model wants for such an interval read under cur_kb, up to
+ * hi_kb (see RA_ADAPT_GROW_PERCENT), with the reason for it; 0 when the
+ * model cannot tell, or no larger window saves enough.
  */
 uint32_t ra_adapt_cost_grow_kb(const RaAdaptLimits *l, uint64_t reads, uint64_t bytes, double seconds,
                                uint32_t cur_kb, uint32_t hi_kb, char reason[static RA_REASON_MAX]);

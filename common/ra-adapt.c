@@ -212,6 +212,13 @@ static bool can_grow(const RaModel *m, const RaObservation *o, const RaAdaptLimi
                cur < clamp_to_limits(RA_KB_LIMIT, l) && !ra_adapt_perf_has_above(m, cur);
 }
 
+/* The cost model tells what windows are worth to the interval's sequential reads (ra-adapt-cost.h). */
+static bool model_tells(const RaObservation *o, const RaAdaptLimits *l) {
+        if (paged(o))
+                return ra_adapt_cost_tells(l, o->pcache.seq_reads, o->pcache.seq_bytes, o->rates.seconds);
+        return ra_adapt_cost_tells(l, o->trace.requests, o->trace.bytes, o->rates.seconds);
+}
+
 /*
  * Growth the cost model is sure of (ra-adapt-cost.h): taken on the first
  * busy interval that shows it, without the confirmation, the dwell or a
@@ -222,7 +229,7 @@ static uint32_t model_target(const RaModel *m, const RaObservation *o, const RaA
                              char reason[static RA_REASON_MAX]) {
         uint32_t hi = clamp_to_limits(RA_KB_LIMIT, l), kb;
 
-        if (!ra_adapt_cost_sure(l) || !can_grow(m, o, l))
+        if (!model_tells(o, l) || !can_grow(m, o, l))
                 return 0;
         /* Random readers wasted windows a moment ago: they would open files under it. */
         if (m->waste_at > 0 && m->busy - m->waste_at <= RA_ADAPT_RECENT)
@@ -255,7 +262,8 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
         }
 
         /*
-         * Where the cost model cannot tell (none measured, or one size only):
+         * Where the cost model cannot tell (none measured, one size only, or
+         * streams held back by something else than the device):
          * larger, fewer commands may cost less, so try a window four times larger,
          * also past a step that did not pay but did not hurt either (a plateau:
          * a striped or throttled device may pay again further up). A step that
@@ -263,7 +271,7 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
          */
         if ((!best || best->kb == cur ||
              here->bytes_per_sec >= RA_ADAPT_GAIN_TIE * ra_adapt_perf_fastest(m)) &&
-            can_grow(m, o, l) && !ra_adapt_cost_sure(l)) {
+            can_grow(m, o, l) && !model_tells(o, l)) {
                 next = cur * STEP_UP < STEP_UP_FROM_KB ? STEP_UP_FROM_KB : cur * STEP_UP;
                 /* Random readers wasted windows a moment ago: they would open files under the trial. */
                 if (m->waste_at > 0 && m->busy - m->waste_at <= RA_ADAPT_RECENT && next > STEP_UP_FROM_KB)

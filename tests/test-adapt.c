@@ -643,7 +643,8 @@ END_TEST
 /*
  * Where the model is sure a larger window saves nothing worth it (4 % of
  * the time in commands at 128 KiB), nothing is tried; where it cannot tell
- * (none, or traced at one size only: no command cost), a trial is.
+ * (none, traced at one size only: no command cost, or streams that leave
+ * the device idle by its model), a trial is.
  */
 START_TEST(test_grow_no_trial_when_sure) {
         RaCalib one_size = {
@@ -674,6 +675,18 @@ START_TEST(test_grow_no_trial_when_sure) {
                 ck_assert_uint_eq(m.learned_kb, 512);
                 ck_assert_uint_eq(m.trial_kb, 512);
         }
+
+        /*
+         * Streams held back by something else (a cgroup's throttle): 30 windows a second
+         * cost the calibrated device 8 ms of it, and a trial measures what the model cannot.
+         */
+        l = modelled(&cheap_calibrated, false);
+        m = (RaModel){};
+        for (unsigned j = 0; j < 30 && m.learned_kb == 0; j++) {
+                sequential_interval(128, 30, 1, &o);
+                (void) ra_adapt_update(&m, &o, &l);
+        }
+        ck_assert_uint_eq(m.trial_kb, 512);
 }
 END_TEST
 
