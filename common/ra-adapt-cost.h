@@ -48,7 +48,10 @@
  */
 #define RA_ADAPT_GROW_BUSY_PERCENT 10
 
-/* The device's cost model: what was measured of it, or what is assumed of its kind. */
+/*
+ * The device's cost model: what was measured of it (at two sizes or more,
+ * or given), or what is assumed of its kind.
+ */
 void ra_adapt_cost_model(const RaAdaptLimits *l, RaCalib *ret);
 
 /*
