@@ -263,9 +263,9 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
 
         /*
          * Where the cost model cannot tell (none measured, one size only, or
-         * streams held back by something else than the device):
-         * larger, fewer commands may cost less, so try a window four times larger,
-         * also past a step that did not pay but did not hurt either (a plateau:
+         * streams held back by something other than the device), larger, fewer
+         * commands may cost less: try a window four times larger, also past a
+         * step that did not pay but did not hurt either (a plateau:
          * a striped or throttled device may pay again further up). A step that
          * reads measurably slower ends the search.
          */
