@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ra-adapt-cost.h"
 #include "ra-adapt-perf.h"
 #include "ra-adapt.h"
 #include "ra-util.h"
@@ -138,48 +139,6 @@ static uint32_t default_kb(const RaAdaptLimits *l) {
         return l->default_kb > 0 ? l->default_kb : STEP_UP_FROM_KB;
 }
 
-/* The device's cost model: what was measured of it, or what is assumed of its kind. */
-static void cost_model(const RaAdaptLimits *l, RaCalib *ret) {
-        if (l->calib.bandwidth_kb_s > 0)
-                *ret = l->calib;
-        else
-                ra_calib_assumed(l->rotational, ret);
-}
-
-/* The device's time for one read of kb, in as many commands as its largest request makes of it. */
-static double read_usec(const RaCalib *model, double kb, uint32_t max_sectors_kb) {
-        double t = 0;
-
-        if (max_sectors_kb > 0)
-                for (; kb > max_sectors_kb; kb -= max_sectors_kb)
-                        t += ra_calib_read_usec(model, max_sectors_kb, false);
-        return t + ra_calib_read_usec(model, (uint32_t) (kb + 0.5), false);
-}
-
-/*
- * The device's time the interval's random reads spent on their windows:
- * each read (the mean of what they read) against the same read at the
- * smallest window, which reads what was asked for or that window, whichever
- * is more. A jump costs the same at any window and is left out.
- */
-static double random_waste_usec(const RaObservation *o, const RaAdaptLimits *l) {
-        const RaPcacheSummary *p = &o->pcache;
-        double n = (double) p->random_reads, read_kb, small_kb, min_kb = clamp_to_limits(RA_KB_MIN, l);
-        RaCalib model;
-
-        if (p->random_reads == 0 || p->waste_bytes > p->random_bytes)
-                return 0;
-        cost_model(l, &model);
-        read_kb = (double) p->random_bytes / 1024 / n;
-        small_kb = (double) (p->random_bytes - p->waste_bytes) / 1024 / n;
-        if (small_kb < min_kb)
-                small_kb = min_kb;
-        if (small_kb >= read_kb)
-                return 0;
-        return n * (read_usec(&model, read_kb, l->max_sectors_kb) -
-                    read_usec(&model, small_kb, l->max_sectors_kb));
-}
-
 /* The windows cost the random streak's dense intervals RA_ADAPT_WASTE_PERCENT of their time or more. */
 static bool random_costly(const RaModel *m) {
         return m->random_intervals > 0 && m->waste_usec * 100 >= RA_ADAPT_WASTE_PERCENT * m->busy_usec;
@@ -253,6 +212,37 @@ static bool can_grow(const RaModel *m, const RaObservation *o, const RaAdaptLimi
                cur < clamp_to_limits(RA_KB_LIMIT, l) && !ra_adapt_perf_has_above(m, cur);
 }
 
+/* The cost model tells what windows are worth to the interval's sequential reads (ra-adapt-cost.h). */
+static bool model_tells(const RaObservation *o, const RaAdaptLimits *l) {
+        if (paged(o))
+                return ra_adapt_cost_tells(l, o->pcache.seq_reads, o->pcache.seq_bytes, o->rates.seconds);
+        return ra_adapt_cost_tells(l, o->trace.requests, o->trace.bytes, o->rates.seconds);
+}
+
+/*
+ * Growth the cost model is sure of (ra-adapt-cost.h): taken on the first
+ * busy interval that shows it, without the confirmation, the dwell or a
+ * trial that growth on throughput alone needs. A window above the one in
+ * force measured already is the measurements' to judge.
+ */
+static uint32_t model_target(const RaModel *m, const RaObservation *o, const RaAdaptLimits *l,
+                             char reason[static RA_REASON_MAX]) {
+        uint32_t hi = clamp_to_limits(RA_KB_LIMIT, l), kb;
+
+        if (!model_tells(o, l) || !can_grow(m, o, l))
+                return 0;
+        /* Random readers wasted windows a moment ago: they would open files under it. */
+        if (m->waste_at > 0 && m->busy - m->waste_at <= RA_ADAPT_RECENT)
+                hi = clamp_to_limits(STEP_UP_FROM_KB, l);
+        if (paged(o))
+                kb = ra_adapt_cost_grow_kb(l, o->pcache.seq_reads, o->pcache.seq_bytes, o->rates.seconds,
+                                           o->window_kb, hi, reason);
+        else
+                kb = ra_adapt_cost_grow_kb(l, o->trace.requests, o->trace.bytes, o->rates.seconds,
+                                           o->window_kb, hi, reason);
+        return kb > 0 ? clamp_to_limits(kb, l) : 0;
+}
+
 static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAdaptLimits *l,
                                   char reason[static RA_REASON_MAX]) {
         uint32_t cur = o->window_kb, next;
@@ -272,14 +262,16 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
         }
 
         /*
-         * Larger, fewer commands may cost less: try a window four times larger,
-         * also past a step that did not pay but did not hurt either (a plateau:
+         * Where the cost model cannot tell (none measured, one size only, or
+         * streams held back by something other than the device), larger, fewer
+         * commands may cost less: try a window four times larger, also past a
+         * step that did not pay but did not hurt either (a plateau:
          * a striped or throttled device may pay again further up). A step that
          * reads measurably slower ends the search.
          */
         if ((!best || best->kb == cur ||
              here->bytes_per_sec >= RA_ADAPT_GAIN_TIE * ra_adapt_perf_fastest(m)) &&
-            can_grow(m, o, l)) {
+            can_grow(m, o, l) && !model_tells(o, l)) {
                 next = cur * STEP_UP < STEP_UP_FROM_KB ? STEP_UP_FROM_KB : cur * STEP_UP;
                 /* Random readers wasted windows a moment ago: they would open files under the trial. */
                 if (m->waste_at > 0 && m->busy - m->waste_at <= RA_ADAPT_RECENT && next > STEP_UP_FROM_KB)
@@ -387,6 +379,7 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         RaWorkload c = ra_adapt_classify(o, l->max_sectors_kb);
         char reason[RA_REASON_MAX] = "";
         uint32_t target = 0;
+        bool modelled;
 
         m->workload = c;
         if (c != RA_WORKLOAD_IDLE)
@@ -416,7 +409,8 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
                         m->random_reads += o->pcache.random_reads;
                         m->random_intervals++;
                         /* The latest intervals weigh most: the share over the last few seconds. */
-                        m->waste_usec = m->waste_usec / 2 + random_waste_usec(o, l);
+                        m->waste_usec = m->waste_usec / 2 +
+                                        ra_adapt_cost_random_waste_usec(o, l, clamp_to_limits(RA_KB_MIN, l));
                         m->busy_usec = m->busy_usec / 2 + o->rates.seconds * 1e6;
                 }
         }
@@ -428,12 +422,15 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
             !ra_adapt_perf_judged(m, m->trial_kb))
                 trial_wait(m, o);
 
-        if (m->pending_count < RA_ADAPT_CONFIRM || m->since_change < RA_ADAPT_DWELL)
+        if (c == RA_WORKLOAD_SEQUENTIAL && (o->traced || paged(o)))
+                target = model_target(m, o, l, reason);
+        modelled = target != 0;
+        if (!modelled && (m->pending_count < RA_ADAPT_CONFIRM || m->since_change < RA_ADAPT_DWELL))
                 return false;
 
-        if (c == RA_WORKLOAD_RANDOM)
+        if (!modelled && c == RA_WORKLOAD_RANDOM)
                 target = random_target(m, o, l, reason);
-        else if (c == RA_WORKLOAD_SEQUENTIAL && (o->traced || paged(o)))
+        else if (!modelled && c == RA_WORKLOAD_SEQUENTIAL && (o->traced || paged(o)))
                 target = sequential_target(m, o, l, reason);
 
         if (target == 0 || target == o->window_kb || target == m->learned_kb) {
@@ -453,11 +450,14 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         m->set_strength = m->pending_count < RA_ADAPT_CONFIRM + RA_ADAPT_STRENGTH_MAX
                                   ? m->pending_count
                                   : RA_ADAPT_CONFIRM + RA_ADAPT_STRENGTH_MAX;
-        /* A larger window not measured yet is a trial: files opened under it will judge it. */
-        m->trial_kb =
-                c == RA_WORKLOAD_SEQUENTIAL && target > o->window_kb && !ra_adapt_perf_judged(m, target)
-                        ? target
-                        : 0;
+        /*
+         * A larger window not measured yet, and not the model's, is a trial: files opened
+         * under it will judge it.
+         */
+        m->trial_kb = c == RA_WORKLOAD_SEQUENTIAL && !modelled && target > o->window_kb &&
+                                      !ra_adapt_perf_judged(m, target)
+                              ? target
+                              : 0;
         m->trial_from_kb = o->window_kb;
         m->trial_waited = 0;
         m->trial_paged = paged(o);

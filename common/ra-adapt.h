@@ -17,9 +17,13 @@
  *
  *  - random access dominates (requests do not follow each other, and each
  *    read-around is a whole window wasted on mmap faults): a small window;
- *  - sequential streams fill every request the window allows: a window four
- *    times larger is tried. Of the windows measured, the smallest that reads
- *    within 5 % of the fastest is kept, so a larger one stays only when it
+ *  - sequential streams fill every request the window allows: where the
+ *    device's cost model is sure (calibrated, or traced from its requests at
+ *    two sizes or more), the window it says saves enough commands is taken
+ *    at once, on the first busy interval that shows it (ra-adapt-cost.h);
+ *    where it cannot tell, a window four times larger is tried. Of the
+ *    windows measured, the smallest that reads within 5 % of the fastest
+ *    is kept, so a larger one stays only when it
  *    reads more than about 5 % faster, and where bigger requests stop paying
  *    the smaller window comes back. Trying goes on past a step that neither
  *    paid nor hurt (a plateau), and ends at one that reads measurably slower
@@ -98,7 +102,8 @@
  * one; a random workload that opens files under it cuts it as it cuts any
  * window (on more evidence than set it).
  *
- * Hysteresis: a workload class must hold for RA_ADAPT_CONFIRM busy intervals
+ * Hysteresis (all but the cost model's growth, which needs neither): a
+ * workload class must hold for RA_ADAPT_CONFIRM busy intervals
  * (idle ones between them neither count nor break it: a job of one-second
  * runs with pauses confirms over three runs) and a change must be
  * RA_ADAPT_DWELL busy intervals old before the next.

@@ -214,6 +214,14 @@ void ra_observe_disk(Manager *m, RaDisk *d, uint64_t now) {
 
         if (ra_tune_begin(d, &t) < 0)
                 return;
+        /*
+         * The model from the requests just drained, before learning weighs the
+         * interval with it: a busy device's first requests of a new size (a
+         * trial's) make its model sure an interval sooner. Before the commit:
+         * D-Bus clients hear of a new model with the rest.
+         */
+        if (d->kind == RA_KIND_DISK)
+                ra_store_traced(m, d);
         if (observe_disk(m, d, &stat, kb, now, &o) > 0) {
                 char was[RA_REASON_MAX];
                 bool learned;
@@ -228,9 +236,6 @@ void ra_observe_disk(Manager *m, RaDisk *d, uint64_t now) {
                         /* The same value, a new reason (a trial undecided, or kept): nothing to store. */
                         event = "trial";
         }
-        /* Before the commit: D-Bus clients hear of a new model with the rest. */
-        if (d->kind == RA_KIND_DISK)
-                ra_store_traced(m, d);
         ra_tune_commit(m, &t, event);
         ra_calibrate_consider(m, d, now);
 }

@@ -554,6 +554,142 @@ START_TEST(test_random_cheap_keeps_default) {
 }
 END_TEST
 
+/* --- growth judged in the device's time ------------------------------------------ */
+
+/* bench/devmodel's ssd-ctrl, calibrated: 250 us a command, 270 MB/s, at five sizes. */
+static const RaCalib ctrl_calibrated = { .when = 1,
+                                         .source = RA_CALIB_CALIBRATED,
+                                         .command_us = 250,
+                                         .bandwidth_kb_s = 270000000 / 1024,
+                                         .n_points = 5 };
+/* A fast SSD, calibrated: 10 us a command, 500 MB/s; at 128 KiB commands are 4 % of a stream's time. */
+static const RaCalib cheap_calibrated = { .when = 1,
+                                          .source = RA_CALIB_CALIBRATED,
+                                          .command_us = 10,
+                                          .bandwidth_kb_s = 500000000 / 1024,
+                                          .n_points = 5 };
+
+/*
+ * One second of sequential reads as the page cache reports them: files
+ * files read in order, reads windows of window_kb each, all under the
+ * window in force and filling it.
+ */
+static void sequential_interval(uint32_t window_kb, uint64_t reads, uint64_t files, RaObservation *ret) {
+        uint64_t bytes = reads * window_kb * 1024;
+
+        *ret = (RaObservation){
+                .rates = { .seconds = 1,
+                           .read_iops = (double) reads,
+                           .read_bytes_per_sec = (double) bytes,
+                           .avg_read_request_bytes = (double) window_kb * 1024 },
+                .traced = true,
+                .trace = { .requests = reads,
+                           .bytes = bytes,
+                           .request_kb = window_kb,
+                           .window_bytes = bytes },
+                .window_kb = window_kb,
+                .evidence = RA_EVIDENCE_READAHEAD,
+                .pcache = { .events = reads,
+                            .files = files,
+                            .seq_reads = reads,
+                            .seq_bytes = bytes,
+                            .full_bytes = bytes,
+                            .window_bytes = bytes,
+                            .window_files = files },
+        };
+}
+
+/*
+ * A calibrated ssd-ctrl read in order at 128 KiB (about 1,100 windows a
+ * second, 34 % of its time in commands): 2048 KiB on the first busy second,
+ * no trial. Ten reads an interval (7 ms of its time) are too little to go by.
+ */
+START_TEST(test_grow_on_model) {
+        RaAdaptLimits l = modelled(&ctrl_calibrated, false);
+        RaObservation o;
+        RaModel m = {};
+
+        sequential_interval(128, 10, 1, &o);
+        ck_assert(!ra_adapt_update(&m, &o, &l));
+        ck_assert_uint_eq(m.learned_kb, 0);
+
+        m = (RaModel){};
+        sequential_interval(128, 1100, 1, &o);
+        ck_assert(ra_adapt_update(&m, &o, &l));
+        ck_assert_uint_eq(m.learned_kb, 2048);
+        ck_assert_uint_eq(m.trial_kb, 0);
+        ck_assert_msg(strstr(m.reason, "without a trial"), "%s", m.reason);
+
+        /* At 2048 KiB commands are 3 % of its time: it stays, and nothing is tried. */
+        for (unsigned i = 0; i < 30; i++) {
+                sequential_interval(2048, 70, 1, &o);
+                ck_assert(!ra_adapt_update(&m, &o, &l));
+        }
+        ck_assert_uint_eq(m.learned_kb, 2048);
+        ck_assert_uint_eq(m.trial_kb, 0);
+}
+END_TEST
+
+/* Random reads on the same device never grow it, however long they go on. */
+START_TEST(test_grow_not_on_random) {
+        RaAdaptLimits l = modelled(&ctrl_calibrated, false);
+        RaModel m = {};
+
+        ck_assert_uint_le(run_random(&l, 128, 150, 1, 30, NULL, &m), 128);
+        ck_assert_uint_le(m.learned_kb, 128);
+}
+END_TEST
+
+/*
+ * Where the model is sure a larger window saves nothing worth it (4 % of
+ * the time in commands at 128 KiB), nothing is tried; where it cannot tell
+ * (none, traced at one size only: no command cost, or streams that leave
+ * the device idle by its model), a trial is.
+ */
+START_TEST(test_grow_no_trial_when_sure) {
+        RaCalib one_size = {
+                .when = 1, .source = RA_CALIB_TRACED, .bandwidth_kb_s = 120 * 1024, .n_points = 1
+        };
+        const RaCalib *unsure[] = { &(const RaCalib){}, &one_size };
+        RaAdaptLimits l = modelled(&cheap_calibrated, false);
+        RaObservation o;
+        RaModel m = {};
+
+        for (unsigned i = 0; i < 30; i++) {
+                sequential_interval(128, 3500, 1, &o);
+                ck_assert(!ra_adapt_update(&m, &o, &l));
+        }
+        ck_assert_uint_eq(m.learned_kb, 0);
+        ck_assert_uint_eq(m.trial_kb, 0);
+
+        for (size_t i = 0; i < ELEMENTSOF(unsure); i++) {
+                bool moved = false;
+
+                l = modelled(unsure[i], false);
+                m = (RaModel){};
+                for (unsigned j = 0; j < 30 && !moved; j++) {
+                        sequential_interval(128, 900, 1, &o);
+                        moved = ra_adapt_update(&m, &o, &l);
+                }
+                ck_assert(moved);
+                ck_assert_uint_eq(m.learned_kb, 512);
+                ck_assert_uint_eq(m.trial_kb, 512);
+        }
+
+        /*
+         * Streams held back by something else (a cgroup's throttle): 30 windows a second
+         * cost the calibrated device 8 ms of it, and a trial measures what the model cannot.
+         */
+        l = modelled(&cheap_calibrated, false);
+        m = (RaModel){};
+        for (unsigned j = 0; j < 30 && m.learned_kb == 0; j++) {
+                sequential_interval(128, 30, 1, &o);
+                (void) ra_adapt_update(&m, &o, &l);
+        }
+        ck_assert_uint_eq(m.trial_kb, 512);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("adapt");
         TCase *tc = tcase_create("simulated");
@@ -576,6 +712,9 @@ int main(void) {
         tcase_add_test(tc, test_random_ssd_cuts);
         tcase_add_test(tc, test_random_boot_keeps_default);
         tcase_add_test(tc, test_random_cheap_keeps_default);
+        tcase_add_test(tc, test_grow_on_model);
+        tcase_add_test(tc, test_grow_not_on_random);
+        tcase_add_test(tc, test_grow_no_trial_when_sure);
         suite_add_tcase(s, tc);
 
         return test_run(s);

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ra-adapt.h"
+
+/*
+ * The adaptive policy's accounts in the device's time, from its cost model
+ * (RaAdaptLimits.calib), for ra-adapt.c alone: what random reads' windows
+ * waste, and what a sequential workload would save with a larger window.
+ */
+
+/*
+ * Growth on the model. A stream reading ahead W at a time pays a command
+ * for every W: its reads of S bytes cost S / W x c + S / B of the device's
+ * time. A larger window W' saves (S / W - S / W') x c, the commands it
+ * does not make. The window the model wants is the smallest doubling of
+ * the one in force whose commands cost at most RA_ADAPT_GROW_PERCENT of a
+ * stream's time, c / (c + W' / B) (the calibration's own rule, 95 % of the
+ * bandwidth: ra_calib_prior()), and it is taken when what it saves is
+ * RA_ADAPT_GROW_PERCENT or more of the time the interval's sequential reads
+ * cost: the share within which the trials call two windows equal
+ * (RA_ADAPT_GAIN_TIE), so the model grows only where a trial would keep the
+ * larger window. Measured: bench/devmodel's ssd-ctrl (seed 004's SSD behind
+ * a heavy controller, 250 us a command, 270 MB/s) spends 34 % of a stream's
+ * time on commands at 128 KiB, 11 % at 512 and 3 % at 2048, so 128 KiB grows
+ * to 2048 at once (saving 32 %) and 512 KiB too (saving 9 %); the rotational
+ * disk assumed (50 us, 105 MB/s) spends 4 % at 128 KiB, and a SATA SSD
+ * assumed (100 us, 500 MB/s) 27 % at 128 and 4 % at 1024.
+ */
+#define RA_ADAPT_GROW_PERCENT 5
+/*
+ * The model tells what a window is worth to the interval's sequential reads
+ * only when they cost the device this share of the interval or more (by the
+ * model): then a saving of RA_ADAPT_GROW_PERCENT is 5 ms a second or more,
+ * and the reads are a workload, not a program's few files. Streams that fill
+ * their windows while the device, by its model, sits idle most of the time
+ * are held back by something else (a cgroup's throttle, the CPU, a pipe):
+ * there the model cannot tell, and a trial measures. Measured: a job of
+ * `dd bs=64k` readers on ssd-ctrl (tests/busy-grow.sh) costs it 50-80 % of
+ * each second by its traced model (100-180 MB/s through loop and FUSE at
+ * 128 and 512 KiB); tests/pagecache.sh's tar on a loop device throttled by a
+ * cgroup to a disk's 150 IOPS reads 30 MB/s, 0.6 % of its model's time (5 us
+ * a command, 7 GB/s: the throttle is above the requests traced); a cold
+ * python3 start, about 178 reads of 128 KiB a second, costs a SATA SSD 5 %.
+ */
+#define RA_ADAPT_GROW_BUSY_PERCENT 10
+
+/*
+ * The device's cost model: what was measured of it (at two sizes or more,
+ * or given), or what is assumed of its kind.
+ */
+void ra_adapt_cost_model(const RaAdaptLimits *l, RaCalib *ret);
+
+/*
+ * The model can tell what a window costs: measured (calibrated, or traced
+ * from the device's own requests) at two sizes or more, so that a command's
+ * cost is told apart from the transfer. One size alone gives no command cost.
+ */
+bool ra_adapt_cost_sure(const RaAdaptLimits *l);
+
+/*
+ * The model is sure (above) and tells what windows are worth to an interval
+ * of seconds whose sequential reads made reads windows (or requests) of
+ * bytes in all: they cost the device RA_ADAPT_GROW_BUSY_PERCENT of it.
+ */
+bool ra_adapt_cost_tells(const RaAdaptLimits *l, uint64_t reads, uint64_t bytes, double seconds);
+
+/*
+ * The device's time the interval's random reads spent on their windows:
+ * each read (the mean of what they read) against the same read at the
+ * smallest window, min_kb, which reads what was asked for or that window,
+ * whichever is more. A jump costs the same at any window and is left out.
+ */
+double ra_adapt_cost_random_waste_usec(const RaObservation *o, const RaAdaptLimits *l, uint32_t min_kb);
+
+/*
+ * The window the model wants for such an interval read under cur_kb, up to
+ * hi_kb (see RA_ADAPT_GROW_PERCENT), with the reason for it; 0 when the
+ * model cannot tell, or no larger window saves enough.
+ */
+uint32_t ra_adapt_cost_grow_kb(const RaAdaptLimits *l, uint64_t reads, uint64_t bytes, double seconds,
+                               uint32_t cur_kb, uint32_t hi_kb, char reason[static RA_REASON_MAX]);
