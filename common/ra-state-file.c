@@ -3,11 +3,13 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ra-state.h"
 #include "ra-swap.h"
@@ -305,4 +307,25 @@ int ra_state_save(const RaState *s, const char *dir, bool *ret_replaced) {
         if (fsync(dfd) < 0)
                 return negative_errno();
         return 0;
+}
+
+int ra_state_mark_observing(const char *dir, bool observing) {
+        _cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int fd;
+
+        if (dfd < 0)
+                return negative_errno();
+        if (!observing)
+                return unlinkat(dfd, RA_STATE_OBSERVING, 0) < 0 && errno != ENOENT ? negative_errno() : 0;
+        fd = openat(dfd, RA_STATE_OBSERVING, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                return negative_errno();
+        (void) close(fd);
+        return 0;
+}
+
+bool ra_state_observing(const char *dir) {
+        _cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        return dfd >= 0 && faccessat(dfd, RA_STATE_OBSERVING, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }

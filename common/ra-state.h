@@ -127,6 +127,16 @@ int ra_state_load_only(RaState *s, const char *dir, const char *const *identitie
  */
 int ra_state_tidy(const char *dir);
 
+/*
+ * radaemon started with --observe says so in <dir>/observing while it runs,
+ * so that its udev helper writes nothing either: the helper reads the
+ * configuration, not radaemon's command line. A crash leaves the file until
+ * the next start, which errs on the side of writing nothing.
+ */
+#define RA_STATE_OBSERVING "observing"
+int ra_state_mark_observing(const char *dir, bool observing);
+bool ra_state_observing(const char *dir);
+
 /* The text ra_state_parse() reads back: only what is meant to last. */
 int ra_state_format(const RaState *s, char **ret);
 

@@ -12,6 +12,7 @@
 
 #include "ra-log.h"
 #include "ra-manager.h"
+#include "ra-state.h"
 #include "ra-tune.h"
 
 static const char *arg_config;
@@ -126,6 +127,14 @@ static int run(void) {
         if (r < 0)
                 return r; /* said already */
 
+        /* Its udev helper reads the configuration: --observe it learns from the state directory. */
+        r = ra_state_mark_observing(m->config->state_dir, arg_observe);
+        if (r < 0)
+                log_warning_errno(
+                        r, "Cannot %s %s/" RA_STATE_OBSERVING ", ignoring: the udev helper may %s: %m",
+                        arg_observe ? "create" : "remove", m->config->state_dir,
+                        arg_observe ? "write windows" : "write nothing");
+
         r = add_signals(m);
         if (r < 0)
                 return r;
@@ -149,6 +158,8 @@ static int run(void) {
          * next start.
          */
         (void) ra_manager_save(m, "before exiting");
+        if (arg_observe)
+                (void) ra_state_mark_observing(m->config->state_dir, false);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
 

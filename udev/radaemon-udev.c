@@ -212,7 +212,7 @@ static int run(void) {
         }
 
         /* After radaemon's Restore() nothing is written until a reload; in observe mode, never. */
-        if (state->restored || config->mode == RA_MODE_OBSERVE) {
+        if (state->restored || config->mode == RA_MODE_OBSERVE || ra_state_observing(config->state_dir)) {
                 if (state->restored)
                         fprintf(stderr,
                                 "radaemon-udev: %s: radaemon restored every disk to its value before "
