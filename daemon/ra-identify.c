@@ -90,12 +90,10 @@ static void carry_over(Manager *m, RaDisk *d) {
                            d->name, n, old);
                 return;
         }
-        r = ra_state_carry_over(m->state, &d->attrs, d->identity);
-        if (r > 0) {
+        r = ra_store_carry_over(m, d);
+        if (r > 0)
                 log_info("%s: what was stored under %s is kept under %s from now on.", d->name, old,
                          d->identity);
-                m->state_dirty = true;
-        }
 finish:
         if (r < 0)
                 log_warning_errno(r, "%s: cannot carry over what was stored under its old identity: %m",

@@ -98,9 +98,7 @@ Manager *ra_manager_free(Manager *m) {
         udev_unref(m->udev);
         sd_event_unref(m->event);
         ra_config_free(m->config);
-        ra_state_free(m->state);
-        free(m->state_dir);
-        free(m->state_error);
+        ra_store_close(m);
         free(m->config_path);
         free(m);
         return NULL;
@@ -157,7 +155,7 @@ int ra_manager_start(Manager *m) {
 int ra_manager_save(Manager *m, const char *why) {
         int r;
 
-        if (!m->state_dirty)
+        if (!ra_store_pending(m))
                 return 0;
         r = ra_store_flush(m);
         if (r < 0)
@@ -187,10 +185,7 @@ int ra_manager_reload(Manager *m) {
 
                 ra_config_free(m->config);
                 m->config = c;
-                if (m->restored) {
-                        m->restored = m->state->restored = false;
-                        m->state_dirty = true;
-                }
+                ra_store_set_restored(m, false);
                 if (!ra_streq(c->state_dir, m->state_dir))
                         log_notice("state_dir is now %s, but the state stays in %s until radaemon restarts.",
                                    c->state_dir, m->state_dir);
