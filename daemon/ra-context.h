@@ -75,6 +75,10 @@ typedef struct Manager {
         /* A calibration started (running), or ended with what it measured (NULL: nothing) (ra-calibrate.c).
          */
         void (*on_calibration)(struct Manager *m, RaDisk *d, bool running, const RaCalib *measured);
+        /* The sampler's interval ended at now: every disk's reads to the tuning path, then one save. */
+        void (*on_interval)(struct Manager *m, uint64_t now);
+        /* Why learning is off (no tracefs), or NULL now that it works (ra-sampler.c). */
+        void (*on_learning)(struct Manager *m, const char *off);
 } Manager;
 
 static inline bool ra_context_observing(const Manager *m) {

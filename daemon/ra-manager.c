@@ -31,6 +31,18 @@ static int load_config(const char *path, RaConfig **ret) {
         return r;
 }
 
+/*
+ * The sampler's interval: each disk's reads to the tuning path, which may
+ * make it worth a calibration now; what was learned, in one save.
+ */
+static void on_interval(Manager *m, uint64_t now) {
+        for (size_t i = 0; i < m->n_disks; i++) {
+                ra_tune_sample(m, m->disks[i], now);
+                ra_calibrate_consider(m, m->disks[i], now);
+        }
+        (void) ra_store_flush(m);
+}
+
 int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {
         _cleanup_(ra_manager_freep) Manager *m = NULL;
         int r;
@@ -47,6 +59,8 @@ int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {
         m->on_mounts_moved = ra_pathwatch_schedule;
         m->on_reload = ra_manager_reload;
         m->on_calibration = ra_tune_calibration;
+        m->on_interval = on_interval;
+        m->on_learning = ra_tune_learning;
         if (config_path) {
                 m->config_path = strdup(config_path);
                 if (!m->config_path)

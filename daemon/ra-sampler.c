@@ -11,12 +11,9 @@
 #include "ra-context.h"
 #include "ra-log.h"
 #include "ra-mounts.h"
-#include "ra-observe.h"
 #include "ra-registry.h"
 #include "ra-sampler.h"
-#include "ra-store.h"
 #include "ra-tracer.h"
-#include "ra-tune.h"
 #include "ra-util.h"
 
 /*
@@ -204,11 +201,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                 ra_tracer_set_watching(m->tracer, true);
         }
 
-        for (size_t i = 0; i < m->n_disks; i++)
-                ra_observe_disk(m, m->disks[i], now);
-
-        /* What was learned this interval, in one save. */
-        (void) ra_store_flush(m);
+        m->on_interval(m, now);
 
         /* The interval may have changed with a reload. */
         r = sd_event_source_set_time(s, now + (uint64_t) m->config->interval_ms * 1000);
@@ -242,7 +235,7 @@ void ra_sampler_open_tracer(Manager *m) {
                                  strerror(-r)) < 0)
                         why = NULL;
                 log_notice("%s Pins, stored and prior values still apply.", why ?: "Learning is off.");
-                ra_tune_learning(m, why ?: "Learning is off.");
+                m->on_learning(m, why ?: "Learning is off.");
                 return;
         }
 
@@ -261,7 +254,7 @@ void ra_sampler_open_tracer(Manager *m) {
                 log_warning_errno(r, "Cannot watch how full the trace buffers are, reading them once an "
                                      "interval only: %m");
         ra_sampler_disks_changed(m);
-        ra_tune_learning(m, NULL);
+        m->on_learning(m, NULL);
 }
 
 int ra_sampler_start(Manager *m) {
