@@ -101,7 +101,6 @@ Manager *ra_manager_free(Manager *m) {
         ra_sampler_stop(m);
         ra_bdiwatch_stop(m);
         ra_pathwatch_stop(m);
-        ra_sbmap_clear(&m->sbmap);
         free(m->learning_off);
         ra_swapwatch_free(m);
         sd_event_source_unref(m->bus_retry);

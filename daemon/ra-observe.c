@@ -9,6 +9,7 @@
 #include "ra-context.h"
 #include "ra-log.h"
 #include "ra-observe.h"
+#include "ra-sampler.h"
 #include "ra-tracer.h"
 #include "ra-util.h"
 
@@ -77,6 +78,7 @@ static void publish_rate(uint64_t *published, double now) {
  */
 static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t kb, uint64_t now,
                         RaObservation *ret) {
+        RaTracer *tracer = ra_sampler_tracer(m);
         RaDiskStat delta;
         bool baseline =
                 d->stat_usec == 0 || now <= d->stat_usec || ra_stats_delta(&d->stat, stat, &delta) < 0;
@@ -84,8 +86,8 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
         *ret = (RaObservation){
                 .window_kb = kb,
                 /* A bio-based device on a kernel without block_bio_queue has its counters only. */
-                .traced = m->tracer && (!d->bio_based || ra_tracer_sees_bios(m->tracer)),
-                .evidence = m->tracer ? ra_tracer_evidence(m->tracer) : RA_EVIDENCE_NONE,
+                .traced = tracer && (!d->bio_based || ra_tracer_sees_bios(tracer)),
+                .evidence = tracer ? ra_tracer_evidence(tracer) : RA_EVIDENCE_NONE,
         };
         if (!baseline)
                 ra_stats_rates(&delta, (double) (now - d->stat_usec) / 1e6, &ret->rates);
