@@ -288,8 +288,7 @@ static void observe(Manager *m, uint64_t now) {
 
         log_debug("Swap: learned page-cluster %d for %s swap: %s", w->model.learned,
                   ra_swap_class_to_string(w->active), w->model.reason);
-        ra_store_learned_swap(m, w->active, w->model.learned);
-        ra_tune_swap_decide(m, "learning");
+        ra_tune_swap_learned(m);
 }
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
