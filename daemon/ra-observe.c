@@ -10,6 +10,7 @@
 #include "ra-log.h"
 #include "ra-observe.h"
 #include "ra-sampler.h"
+#include "ra-store.h"
 #include "ra-tracer.h"
 #include "ra-util.h"
 
@@ -106,7 +107,7 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
  * cannot try would be stored untested. Otherwise the workload is still named.
  */
 static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
-        const RaStateEntry *e = ra_state_find(m->state, d->identity);
+        const RaStateEntry *e = ra_store_entry(m, d->identity);
         RaAdaptLimits limits = {
                 .bounds = ra_policy_bounds(&d->attrs, &d->settings),
                 .size_cap_kb = ra_policy_learned_cap_kb(d->attrs.size_bytes),

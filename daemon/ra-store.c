@@ -90,6 +90,14 @@ void ra_store_close(Manager *m) {
         m->state_dirty = m->original_unsaved = m->state_frozen = false;
 }
 
+const RaStateEntry *ra_store_entry(const Manager *m, const char *identity) {
+        return identity ? ra_state_find(m->state, identity) : NULL;
+}
+
+const RaStateSwap *ra_store_swap(const Manager *m) {
+        return &m->state->swap;
+}
+
 bool ra_store_pending(const Manager *m) {
         return m->state_dirty;
 }

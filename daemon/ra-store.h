@@ -20,6 +20,13 @@ int ra_store_load(Manager *m);
 /* Lets go of the state in memory, saved or not: the daemon's end. */
 void ra_store_close(Manager *m);
 
+/*
+ * What is kept for identity (NULL: nothing, or identity NULL), and for
+ * vm.page-cluster: to read. Only ra-store.c writes the state.
+ */
+const RaStateEntry *ra_store_entry(const Manager *m, const char *identity);
+const RaStateSwap *ra_store_swap(const Manager *m);
+
 /* Whether something waits to be saved. */
 bool ra_store_pending(const Manager *m);
 

@@ -358,7 +358,8 @@ int ra_swapwatch_start(Manager *m) {
         w->manager = m;
         w->current = ra_tune_swap_read(w);
         w->decision.value = -1;
-        ra_swap_model_reset(&w->model, RA_SWAP_CLASS_UNKNOWN, m->state->swap.learned[RA_SWAP_CLASS_UNKNOWN]);
+        ra_swap_model_reset(&w->model, RA_SWAP_CLASS_UNKNOWN,
+                            ra_store_swap(m)->learned[RA_SWAP_CLASS_UNKNOWN]);
 
         /* Without swap support there is no /proc/swaps: nothing to watch, nothing to decide. */
         if (w->current < 0)

@@ -345,6 +345,18 @@ START_TEST(test_close) {
 }
 END_TEST
 
+/* What the store keeps, to read: an entry by identity (none for none), and the swap line. */
+START_TEST(test_read) {
+        (void) test_core_add_disk(&core, "vda", VDA, ID);
+        ck_assert_ptr_eq(ra_store_entry(&core.m, ID), entry(ID));
+        ck_assert_ptr_null(ra_store_entry(&core.m, NULL));
+        ck_assert_ptr_null(ra_store_entry(&core.m, "serial:NONE"));
+        ra_store_learned_swap(&core.m, RA_SWAP_CLASS_ZRAM, 0);
+        ck_assert_int_eq(ra_store_swap(&core.m)->learned[RA_SWAP_CLASS_ZRAM], 0);
+        ck_assert_int_eq(ra_store_swap(&core.m)->learned[RA_SWAP_CLASS_ROT], -1);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("store");
         TCase *tc = tcase_create("core");
@@ -364,6 +376,7 @@ int main(void) {
         tcase_add_test(tc, test_carry_over);
         tcase_add_test(tc, test_save_originals);
         tcase_add_test(tc, test_close);
+        tcase_add_test(tc, test_read);
         suite_add_tcase(s, tc);
         return test_run(s);
 }
