@@ -274,6 +274,16 @@ START_TEST(test_sample) {
 }
 END_TEST
 
+/* A batch made ready: what its writes must find on disk is saved once, before any of them. */
+START_TEST(test_batch_ready) {
+        ck_assert(!test_core_state_has(&core, "serial:VDA-1"));
+        ra_tune_batch_ready(&core.m);
+        ck_assert(test_core_state_has(&core, "device serial:VDA-1 original=8192"));
+        ck_assert(!ra_store_pending(&core.m));
+        ck_assert_uint_eq(test_core_knob(&core, VDA), ORIGINAL_KB);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("tune");
         TCase *tc = tcase_create("core");
@@ -292,6 +302,7 @@ int main(void) {
         tcase_add_test(tc, test_original_kept_across_events);
         tcase_add_test(tc, test_gone);
         tcase_add_test(tc, test_sample);
+        tcase_add_test(tc, test_batch_ready);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

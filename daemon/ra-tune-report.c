@@ -9,9 +9,14 @@
 #include "ra-util.h"
 
 /*
- * The tuning path's side of the sampler's interval: what ra-observe.c saw
- * of d is decided, stored and announced here, in one transaction, so that
- * the observer only reports.
+ * The tuning path's side of what the sources report and leave to it: the
+ * sampler's interval, a batch of udev events or bdis made ready. They
+ * observe; storing, deciding and saving are done here.
+ */
+
+/*
+ * What ra-observe.c saw of d is decided, stored and announced in one
+ * transaction.
  */
 void ra_tune_sample(Manager *m, RaDisk *d, uint64_t now) {
         _cleanup_close_ int sysfd = -1;
@@ -39,4 +44,12 @@ void ra_tune_sample(Manager *m, RaDisk *d, uint64_t now) {
                        seen == RA_OBSERVED_LEARNED ? "learning"
                        : seen == RA_OBSERVED_TRIAL ? "trial"
                                                    : NULL);
+}
+
+/*
+ * Each write saves the originals first (ra_tune_knob_write()); a batch of
+ * a coldplug's hundred disks would otherwise cost a save for each.
+ */
+void ra_tune_batch_ready(Manager *m) {
+        (void) ra_store_flush(m);
 }
