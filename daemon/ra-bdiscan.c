@@ -10,7 +10,6 @@
 #include "ra-inputs.h"
 #include "ra-log.h"
 #include "ra-registry.h"
-#include "ra-store.h"
 #include "ra-tune.h"
 #include "ra-util.h"
 
@@ -198,7 +197,7 @@ static bool take_bdi(Manager *m, RaBdi *b, bool retune, Fresh *ret) {
 /* The bdis a scan or a mount under way found: originals saved in one save, then each decided. */
 static void settle(Manager *m, Fresh *fresh, size_t n_fresh, const char *event) {
         mark_beneath(m);
-        (void) ra_store_flush(m);
+        ra_tune_batch_ready(m);
         for (size_t i = 0; i < n_fresh; i++) {
                 RaDisk *d = fresh[i].disk;
 

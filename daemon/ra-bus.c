@@ -14,6 +14,7 @@
 #include "ra-context.h"
 #include "ra-log.h"
 #include "ra-registry.h"
+#include "ra-sampler.h"
 #include "ra-tracer.h"
 #include "ra-tune.h"
 #include "ra-util.h"
@@ -183,7 +184,8 @@ static int property_get_evidence(sd_bus *bus, const char *path, const char *inte
         Manager *m = userdata;
 
         return ra_bus_append_string(
-                reply, ra_evidence_to_string(m->tracer ? ra_tracer_evidence(m->tracer) : RA_EVIDENCE_NONE));
+                reply, ra_evidence_to_string(ra_sampler_tracer(m) ? ra_tracer_evidence(ra_sampler_tracer(m))
+                                                                  : RA_EVIDENCE_NONE));
 }
 
 static int property_get_learning_off(sd_bus *bus, const char *path, const char *interface,

@@ -19,6 +19,7 @@
 #include "ra-calibrate.h"
 #include "ra-log.h"
 #include "ra-registry.h"
+#include "ra-store.h"
 #include "ra-util.h"
 
 /* A disk that has not read or written for this long may be spun down: it is not woken. */
@@ -315,6 +316,7 @@ static bool running(Manager *m, const char *name) {
 }
 
 void ra_calibrate_consider(Manager *m, RaDisk *d, uint64_t now) {
+        const RaStateEntry *stored;
         RaCalibDevice dev;
         const char *why;
         int r;
@@ -322,8 +324,10 @@ void ra_calibrate_consider(Manager *m, RaDisk *d, uint64_t now) {
         if (!m->config->calibrate || ra_context_observing(m) || running(m, NULL) || d->kind != RA_KIND_DISK)
                 return;
         /* Anything that decides it but its prior: a pin, the configuration, a fleet, what it learned. */
-        if (d->decision.source != RA_SOURCE_PRIOR || d->model.learned_kb > 0 || !d->identity ||
-            ra_state_calib(m->state, d->identity) || ra_state_learned(m->state, d->identity) > 0)
+        if (d->decision.source != RA_SOURCE_PRIOR || d->model.learned_kb > 0 || !d->identity)
+                return;
+        stored = ra_store_entry(m, d->identity);
+        if (stored && (stored->calib.when > 0 || stored->learned_kb > 0))
                 return;
         if (now < d->calib_after || d->idle_samples == 0 || d->stat.in_flight > 0)
                 return;

@@ -9,7 +9,6 @@
 
 #include "ra-config.h"
 #include "ra-disk.h"
-#include "ra-sbmap.h"
 #include "ra-state.h"
 
 /*
@@ -27,22 +26,12 @@ typedef struct Manager {
         sd_event_source *trim; /* hands freed heap back once udev work has settled */
         sd_bus *bus;           /* NULL without a system bus */
         sd_event_source *bus_retry;
-        bool bus_retry_logged; /* "no bus" was said once; say it again only after a success */
-        sd_event_source *sampler;
-        struct RaTracer *tracer;      /* NULL without tracefs */
-        bool tracer_dirty;            /* the set of disks or mounts changed since its filters were set */
-        sd_event_source *filters_due; /* sets them once the current burst of changes is handled */
-        unsigned tracer_wakes;        /* drains this interval because a trace buffer was half full */
-        char *learning_off;           /* why nothing can be learned (no tracefs); NULL when learning works */
-        RaSbMap sbmap;                /* superblock -> managed disk, for the page-cache events */
+        bool bus_retry_logged;     /* "no bus" was said once; say it again only after a success */
+        struct RaSampler *sampler; /* the statistics sampler and its tracer (ra-sampler.c) */
+        char *learning_off;        /* why nothing can be learned (no tracefs); NULL when learning works */
         sd_event_source *mountinfo_source; /* /proc/self/mountinfo changes: the map follows */
         struct RaBdiEarly *bdi_early;      /* btrfs bdis decided while their mount runs (ra-bdiwatch.c) */
         sd_event_source *paths_due;        /* the [path:] sections are resolved again (ra-pathwatch.c) */
-
-        /* Events the tracer lost, not yet said in the log, and what they are out of (ra-sampler.c). */
-        uint64_t trace_lost, trace_read;
-        uint64_t trace_since;     /* counted since (CLOCK_MONOTONIC, µs) */
-        uint64_t trace_lost_said; /* when losses were last said (0: never) */
 
         char *config_path;  /* --config FILE, or NULL for the installed files */
         bool force_observe; /* --observe */
@@ -75,6 +64,10 @@ typedef struct Manager {
         /* A calibration started (running), or ended with what it measured (NULL: nothing) (ra-calibrate.c).
          */
         void (*on_calibration)(struct Manager *m, RaDisk *d, bool running, const RaCalib *measured);
+        /* The sampler's interval ended at now: every disk's reads to the tuning path, then one save. */
+        void (*on_interval)(struct Manager *m, uint64_t now);
+        /* Why learning is off (no tracefs), or NULL now that it works (ra-sampler.c). */
+        void (*on_learning)(struct Manager *m, const char *off);
 } Manager;
 
 static inline bool ra_context_observing(const Manager *m) {

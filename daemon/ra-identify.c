@@ -80,7 +80,7 @@ static void carry_over(Manager *m, RaDisk *d) {
         int r;
 
         r = ra_device_old_identity(&d->attrs, &old);
-        if (r <= 0 || ra_state_find(m->state, d->identity) || !ra_state_find(m->state, old))
+        if (r <= 0 || ra_store_entry(m, d->identity) || !ra_store_entry(m, old))
                 goto finish;
 
         n = count_old_identity(m, old);
@@ -90,12 +90,10 @@ static void carry_over(Manager *m, RaDisk *d) {
                            d->name, n, old);
                 return;
         }
-        r = ra_state_carry_over(m->state, &d->attrs, d->identity);
-        if (r > 0) {
+        r = ra_store_carry_over(m, d);
+        if (r > 0)
                 log_info("%s: what was stored under %s is kept under %s from now on.", d->name, old,
                          d->identity);
-                m->state_dirty = true;
-        }
 finish:
         if (r < 0)
                 log_warning_errno(r, "%s: cannot carry over what was stored under its old identity: %m",
@@ -109,7 +107,7 @@ finish:
  * *partners, to be decided again), and neither takes the other's state.
  */
 void ra_identify(Manager *m, RaDisk *d, const char *previous, char ***partners) {
-        RaStateEntry *shared, *e;
+        const RaStateEntry *shared, *e;
         int r;
 
         r = keep_apart(m, d, partners);
@@ -122,9 +120,9 @@ void ra_identify(Manager *m, RaDisk *d, const char *previous, char ***partners) 
                            d->name, r, r == 1 ? "" : "s", r == 1 ? "s" : "", d->reported_identity,
                            d->identity);
                 /* Its original is known already, where it was managed under the shared identity. */
-                shared = ra_state_find(m->state, d->reported_identity);
+                shared = ra_store_entry(m, d->reported_identity);
                 if (ra_streq(previous, d->reported_identity) && shared && shared->has_original &&
-                    (!(e = ra_state_find(m->state, d->identity)) || !e->has_original))
+                    (!(e = ra_store_entry(m, d->identity)) || !e->has_original))
                         ra_store_set_original(m, d->identity, shared->original_kb);
         } else
                 /* Before anything is stored under the new identity, or the old entry would never move. */

@@ -31,6 +31,18 @@ static int load_config(const char *path, RaConfig **ret) {
         return r;
 }
 
+/*
+ * The sampler's interval: each disk's reads to the tuning path, which may
+ * make it worth a calibration now; what was learned, in one save.
+ */
+static void on_interval(Manager *m, uint64_t now) {
+        for (size_t i = 0; i < m->n_disks; i++) {
+                ra_tune_sample(m, m->disks[i], now);
+                ra_calibrate_consider(m, m->disks[i], now);
+        }
+        (void) ra_store_flush(m);
+}
+
 int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {
         _cleanup_(ra_manager_freep) Manager *m = NULL;
         int r;
@@ -47,6 +59,8 @@ int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {
         m->on_mounts_moved = ra_pathwatch_schedule;
         m->on_reload = ra_manager_reload;
         m->on_calibration = ra_tune_calibration;
+        m->on_interval = on_interval;
+        m->on_learning = ra_tune_learning;
         if (config_path) {
                 m->config_path = strdup(config_path);
                 if (!m->config_path)
@@ -87,7 +101,6 @@ Manager *ra_manager_free(Manager *m) {
         ra_sampler_stop(m);
         ra_bdiwatch_stop(m);
         ra_pathwatch_stop(m);
-        ra_sbmap_clear(&m->sbmap);
         free(m->learning_off);
         ra_swapwatch_free(m);
         sd_event_source_unref(m->bus_retry);
@@ -98,9 +111,7 @@ Manager *ra_manager_free(Manager *m) {
         udev_unref(m->udev);
         sd_event_unref(m->event);
         ra_config_free(m->config);
-        ra_state_free(m->state);
-        free(m->state_dir);
-        free(m->state_error);
+        ra_store_close(m);
         free(m->config_path);
         free(m);
         return NULL;
@@ -157,7 +168,7 @@ int ra_manager_start(Manager *m) {
 int ra_manager_save(Manager *m, const char *why) {
         int r;
 
-        if (!m->state_dirty)
+        if (!ra_store_pending(m))
                 return 0;
         r = ra_store_flush(m);
         if (r < 0)
@@ -187,10 +198,7 @@ int ra_manager_reload(Manager *m) {
 
                 ra_config_free(m->config);
                 m->config = c;
-                if (m->restored) {
-                        m->restored = m->state->restored = false;
-                        m->state_dirty = true;
-                }
+                ra_store_set_restored(m, false);
                 if (!ra_streq(c->state_dir, m->state_dir))
                         log_notice("state_dir is now %s, but the state stays in %s until radaemon restarts.",
                                    c->state_dir, m->state_dir);

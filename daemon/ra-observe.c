@@ -6,13 +6,12 @@
 #include <string.h>
 
 #include "ra-apply.h"
-#include "ra-calibrate.h"
 #include "ra-context.h"
 #include "ra-log.h"
 #include "ra-observe.h"
+#include "ra-sampler.h"
 #include "ra-store.h"
 #include "ra-tracer.h"
-#include "ra-tune.h"
 #include "ra-util.h"
 
 /* Idle samples before a disk is looked at less often, and the most skipped. */
@@ -80,6 +79,7 @@ static void publish_rate(uint64_t *published, double now) {
  */
 static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t kb, uint64_t now,
                         RaObservation *ret) {
+        RaTracer *tracer = ra_sampler_tracer(m);
         RaDiskStat delta;
         bool baseline =
                 d->stat_usec == 0 || now <= d->stat_usec || ra_stats_delta(&d->stat, stat, &delta) < 0;
@@ -87,8 +87,8 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
         *ret = (RaObservation){
                 .window_kb = kb,
                 /* A bio-based device on a kernel without block_bio_queue has its counters only. */
-                .traced = m->tracer && (!d->bio_based || ra_tracer_sees_bios(m->tracer)),
-                .evidence = m->tracer ? ra_tracer_evidence(m->tracer) : RA_EVIDENCE_NONE,
+                .traced = tracer && (!d->bio_based || ra_tracer_sees_bios(tracer)),
+                .evidence = tracer ? ra_tracer_evidence(tracer) : RA_EVIDENCE_NONE,
         };
         if (!baseline)
                 ra_stats_rates(&delta, (double) (now - d->stat_usec) / 1e6, &ret->rates);
@@ -107,7 +107,7 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
  * cannot try would be stored untested. Otherwise the workload is still named.
  */
 static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
-        const RaStateEntry *e = ra_state_find(m->state, d->identity);
+        const RaStateEntry *e = ra_store_entry(m, d->identity);
         RaAdaptLimits limits = {
                 .bounds = ra_policy_bounds(&d->attrs, &d->settings),
                 .size_cap_kb = ra_policy_learned_cap_kb(d->attrs.size_bytes),
@@ -176,66 +176,41 @@ static void publish(RaDisk *d, const RaObservation *o) {
                           o->pcache.waste_bytes / 1024, o->pcache.req_kb);
 }
 
-void ra_observe_disk(Manager *m, RaDisk *d, uint64_t now) {
-        _cleanup_close_ int sysfd = -1;
-        const char *event = NULL;
+bool ra_observe_skip(RaDisk *d) {
+        if (d->skip == 0 || d->trace.now.requests > 0 || d->pcache.now.events > 0)
+                return false;
+        d->skip--;
+        return true;
+}
+
+RaObserved ra_observe_disk(Manager *m, RaDisk *d, int sysfd, uint32_t kb, uint64_t now) {
+        char was[RA_REASON_MAX];
         RaObservation o;
-        RaTune t;
         RaDiskStat stat;
-        uint32_t kb;
-        int r;
+        bool learned;
+        int r = 0;
 
-        /* Every interval, idle or not: a change behind our back is noticed within one. */
-        sysfd = ra_tune_check_window(m, d, &kb);
-        if (sysfd < 0) {
-                /* Gone: udev's remove event follows. */
-                log_debug_errno(sysfd, "%s: cannot read read_ahead_kb, skipping: %m", d->name);
-                return;
-        }
-
-        if (d->skip > 0 && d->trace.now.requests == 0 && d->pcache.now.events == 0) {
-                d->skip--;
-                return;
-        }
-
-        r = 0;
         if (d->kind == RA_KIND_BDI)
                 read_bdi_counters(d, &stat);
         else
                 r = ra_stats_read_at(sysfd, &stat);
         if (r < 0) {
                 log_debug_errno(r, "%s: cannot read the statistics, skipping: %m", d->name);
-                return;
+                return RA_OBSERVED_NOTHING;
         }
 
         /* Counters that moved say a rotational disk is spinning: a calibration would not wake it. */
         if (d->stat_usec > 0 && (stat.read_ios != d->stat.read_ios || stat.write_ios != d->stat.write_ios))
                 d->active_usec = now;
 
-        if (ra_tune_begin(d, &t) < 0)
-                return;
-        /*
-         * The model from the requests just drained, before learning weighs the
-         * interval with it: a busy device's first requests of a new size (a
-         * trial's) make its model sure an interval sooner. Before the commit:
-         * D-Bus clients hear of a new model with the rest.
-         */
-        if (d->kind == RA_KIND_DISK)
-                ra_store_traced(m, d);
-        if (observe_disk(m, d, &stat, kb, now, &o) > 0) {
-                char was[RA_REASON_MAX];
-                bool learned;
+        if (observe_disk(m, d, &stat, kb, now, &o) <= 0)
+                return RA_OBSERVED_NOTHING;
 
-                memcpy(was, d->model.reason, sizeof(was));
-                learned = learn(m, d, &o);
-                publish(d, &o);
-                if (learned) {
-                        ra_store_learned(m, d);
-                        event = "learning";
-                } else if (strcmp(was, d->model.reason) != 0)
-                        /* The same value, a new reason (a trial undecided, or kept): nothing to store. */
-                        event = "trial";
-        }
-        ra_tune_commit(m, &t, event);
-        ra_calibrate_consider(m, d, now);
+        memcpy(was, d->model.reason, sizeof(was));
+        learned = learn(m, d, &o);
+        publish(d, &o);
+        if (learned)
+                return RA_OBSERVED_LEARNED;
+        /* The same value, a new reason (a trial undecided, or kept): nothing to store. */
+        return strcmp(was, d->model.reason) != 0 ? RA_OBSERVED_TRIAL : RA_OBSERVED_NOTHING;
 }

@@ -11,12 +11,9 @@
 #include "ra-context.h"
 #include "ra-log.h"
 #include "ra-mounts.h"
-#include "ra-observe.h"
 #include "ra-registry.h"
 #include "ra-sampler.h"
-#include "ra-store.h"
 #include "ra-tracer.h"
-#include "ra-tune.h"
 #include "ra-util.h"
 
 /*
@@ -30,6 +27,21 @@
 #define WAKES_PER_SEC 64
 /* Lost events are said at most once a minute, with everything lost since. */
 #define LOST_SAID_USEC (60 * UINT64_C(1000000))
+
+/* What the sampler keeps between intervals, its own: no other module reads it. */
+struct RaSampler {
+        sd_event_source *timer;
+        struct RaTracer *tracer;      /* NULL without tracefs */
+        bool tracer_dirty;            /* the set of disks or mounts changed since its filters were set */
+        sd_event_source *filters_due; /* sets them once the current burst of changes is handled */
+        unsigned tracer_wakes;        /* drains this interval because a trace buffer was half full */
+        RaSbMap sbmap;                /* superblock -> managed disk, for the page-cache events */
+
+        /* Events the tracer lost, not yet said in the log, and what they are out of. */
+        uint64_t trace_lost, trace_read;
+        uint64_t trace_since;     /* counted since (CLOCK_MONOTONIC, µs) */
+        uint64_t trace_lost_said; /* when losses were last said (0: never) */
+};
 
 static void on_trace_event(void *userdata, const RaTraceEvent *e) {
         Manager *m = userdata;
@@ -68,7 +80,7 @@ static void on_pcache_event(void *userdata, const RaPcacheEvent *e) {
         RaDisk *d;
         dev_t knob;
 
-        if (!ra_sbmap_lookup(&m->sbmap, e->s_dev, e->ino, &knob))
+        if (!ra_sbmap_lookup(&m->sampler->sbmap, e->s_dev, e->ino, &knob))
                 return;
         d = find_by_devnum(m, knob);
         if (d)
@@ -87,27 +99,28 @@ static void update_superblocks(Manager *m) {
                 if (ra_kind_is_block(m->disks[i]->kind))
                         disks[n++] = m->disks[i]->devnum;
 
-        r = ra_mounts_build("/proc/self/mountinfo", "/sys", disks, n, &m->sbmap);
+        r = ra_mounts_build("/proc/self/mountinfo", "/sys", disks, n, &m->sampler->sbmap);
         /* A bdi's files: its superblock's, whose dev is the bdi's devnum here (0 while it mounts). */
         for (size_t i = 0; i < m->n_disks && r >= 0; i++)
                 if (m->disks[i]->kind == RA_KIND_BDI && m->disks[i]->devnum != 0)
-                        r = ra_sbmap_add(&m->sbmap, ra_kdev(m->disks[i]->devnum), 0, m->disks[i]->devnum);
+                        r = ra_sbmap_add(&m->sampler->sbmap, ra_kdev(m->disks[i]->devnum), 0,
+                                         m->disks[i]->devnum);
         if (r < 0) {
                 log_warning_errno(r, "Cannot map file systems to disks, ignoring: %m");
                 return;
         }
-        r = ra_tracer_set_superblocks(m->tracer, &m->sbmap);
+        r = ra_tracer_set_superblocks(m->sampler->tracer, &m->sampler->sbmap);
         if (r < 0)
                 log_warning_errno(r, "Cannot set the page-cache events' filter, ignoring: %m");
         else
-                log_debug("Page-cache events of %zu superblocks and raw devices.", m->sbmap.n);
+                log_debug("Page-cache events of %zu superblocks and raw devices.", m->sampler->sbmap.n);
 }
 
 /* The tracer's filters, to the disks and superblocks managed now. */
 static void set_tracer_filters(Manager *m) {
         int r;
 
-        if (m->tracer_dirty) {
+        if (m->sampler->tracer_dirty) {
                 _cleanup_free_ dev_t *requests = calloc(m->n_disks + 1, sizeof(dev_t));
                 _cleanup_free_ dev_t *bios = calloc(m->n_disks + 1, sizeof(dev_t));
                 size_t n_requests = 0, n_bios = 0;
@@ -117,15 +130,16 @@ static void set_tracer_filters(Manager *m) {
                                 bios[n_bios++] = m->disks[i]->devnum;
                         else
                                 requests[n_requests++] = m->disks[i]->devnum;
-                r = requests && bios ? ra_tracer_set_devices(m->tracer, requests, n_requests, bios, n_bios)
-                                     : -ENOMEM;
+                r = requests && bios
+                            ? ra_tracer_set_devices(m->sampler->tracer, requests, n_requests, bios, n_bios)
+                            : -ENOMEM;
                 if (r < 0)
                         log_warning_errno(r, "Cannot set the tracer's device filter, ignoring: %m");
-                else if (n_bios > 0 && ra_tracer_sees_bios(m->tracer))
+                else if (n_bios > 0 && ra_tracer_sees_bios(m->sampler->tracer))
                         log_debug("Tracing the bios of %zu bio-based devices.", n_bios);
-                if (ra_tracer_evidence(m->tracer) >= RA_EVIDENCE_FILEMAP)
+                if (ra_tracer_evidence(m->sampler->tracer) >= RA_EVIDENCE_FILEMAP)
                         update_superblocks(m);
-                m->tracer_dirty = false;
+                m->sampler->tracer_dirty = false;
         }
 }
 
@@ -133,7 +147,7 @@ static void drain_tracer(Manager *m) {
         int r;
 
         set_tracer_filters(m);
-        r = ra_tracer_drain(m->tracer, on_trace_event, on_pcache_event, m);
+        r = ra_tracer_drain(m->sampler->tracer, on_trace_event, on_pcache_event, m);
         if (r < 0)
                 log_debug_errno(r, "Reading the tracer failed, ignoring: %m");
 }
@@ -143,8 +157,8 @@ static void on_tracer_full(void *userdata) {
         Manager *m = userdata;
         uint64_t budget = (uint64_t) WAKES_PER_SEC * m->config->interval_ms / 1000 ?: 1;
 
-        if (++m->tracer_wakes >= budget)
-                ra_tracer_set_watching(m->tracer, false);
+        if (++m->sampler->tracer_wakes >= budget)
+                ra_tracer_set_watching(m->sampler->tracer, false);
         drain_tracer(m);
 }
 
@@ -156,27 +170,28 @@ static void on_tracer_full(void *userdata) {
 static void say_lost(Manager *m, uint64_t now) {
         uint64_t read, lost;
 
-        ra_tracer_take_counts(m->tracer, &read, &lost);
-        if (m->tracer_wakes > 0 || lost > 0)
+        ra_tracer_take_counts(m->sampler->tracer, &read, &lost);
+        if (m->sampler->tracer_wakes > 0 || lost > 0)
                 log_debug("Tracer: %u drains at a buffer's fill level this interval, %" PRIu64
                           " events read, %" PRIu64 " lost.",
-                          m->tracer_wakes, read, lost);
-        m->trace_read += read;
-        m->trace_lost += lost;
-        if (m->trace_lost == 0) {
+                          m->sampler->tracer_wakes, read, lost);
+        m->sampler->trace_read += read;
+        m->sampler->trace_lost += lost;
+        if (m->sampler->trace_lost == 0) {
                 /* Nothing to say: what they are out of is counted from now. */
-                m->trace_read = 0;
-                m->trace_since = now;
+                m->sampler->trace_read = 0;
+                m->sampler->trace_since = now;
                 return;
         }
-        if (m->trace_lost_said != 0 && now - m->trace_lost_said < LOST_SAID_USEC)
+        if (m->sampler->trace_lost_said != 0 && now - m->sampler->trace_lost_said < LOST_SAID_USEC)
                 return;
         log_notice("Tracing lost %" PRIu64 " of %" PRIu64 " events in the last %" PRIu64
                    " s: the kernel overwrote them before radaemon could read them, so learning saw part "
                    "of the reads.",
-                   m->trace_lost, m->trace_lost + m->trace_read, (now - m->trace_since + 500000) / 1000000);
-        m->trace_read = m->trace_lost = 0;
-        m->trace_since = m->trace_lost_said = now;
+                   m->sampler->trace_lost, m->sampler->trace_lost + m->sampler->trace_read,
+                   (now - m->sampler->trace_since + 500000) / 1000000);
+        m->sampler->trace_read = m->sampler->trace_lost = 0;
+        m->sampler->trace_since = m->sampler->trace_lost_said = now;
 }
 
 /* Scheduling slack: a twentieth of the interval keeps wake-ups together without blurring rates. */
@@ -197,18 +212,14 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         if (r < 0)
                 return log_error_errno(r, "Cannot read the clock: %m");
 
-        if (m->tracer) {
+        if (m->sampler->tracer) {
                 drain_tracer(m);
                 say_lost(m, now);
-                m->tracer_wakes = 0;
-                ra_tracer_set_watching(m->tracer, true);
+                m->sampler->tracer_wakes = 0;
+                ra_tracer_set_watching(m->sampler->tracer, true);
         }
 
-        for (size_t i = 0; i < m->n_disks; i++)
-                ra_observe_disk(m, m->disks[i], now);
-
-        /* What was learned this interval, in one save. */
-        (void) ra_store_flush(m);
+        m->on_interval(m, now);
 
         /* The interval may have changed with a reload. */
         r = sd_event_source_set_time(s, now + (uint64_t) m->config->interval_ms * 1000);
@@ -226,10 +237,10 @@ void ra_sampler_open_tracer(Manager *m) {
         RaEvidence e;
         int r;
 
-        if (m->tracer)
+        if (m->sampler->tracer)
                 return;
 
-        r = ra_tracer_open(&m->tracer);
+        r = ra_tracer_open(&m->sampler->tracer);
         if (r < 0) {
                 if (r == -ENOENT)
                         why = strdup(
@@ -242,37 +253,42 @@ void ra_sampler_open_tracer(Manager *m) {
                                  strerror(-r)) < 0)
                         why = NULL;
                 log_notice("%s Pins, stored and prior values still apply.", why ?: "Learning is off.");
-                ra_tune_learning(m, why ?: "Learning is off.");
+                m->on_learning(m, why ?: "Learning is off.");
                 return;
         }
 
-        e = ra_tracer_evidence(m->tracer);
-        if (ra_tracer_mounted(m->tracer))
+        e = ra_tracer_evidence(m->sampler->tracer);
+        if (ra_tracer_mounted(m->sampler->tracer))
                 log_notice("tracefs was not mounted: mounted it at %s to learn from reads.",
-                           ra_tracer_mounted(m->tracer));
+                           ra_tracer_mounted(m->sampler->tracer));
         log_info("Tracing %s through %s.",
                  e == RA_EVIDENCE_READAHEAD ? "readahead per file and block requests"
                  : e == RA_EVIDENCE_FILEMAP ? "page-cache fills per file and block requests"
                                             : "block requests (this kernel has no page-cache events)",
-                 ra_tracer_path(m->tracer));
-        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &m->trace_since);
-        r = ra_tracer_watch(m->tracer, m->event, on_tracer_full, m);
+                 ra_tracer_path(m->sampler->tracer));
+        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &m->sampler->trace_since);
+        r = ra_tracer_watch(m->sampler->tracer, m->event, on_tracer_full, m);
         if (r < 0)
                 log_warning_errno(r, "Cannot watch how full the trace buffers are, reading them once an "
                                      "interval only: %m");
         ra_sampler_disks_changed(m);
-        ra_tune_learning(m, NULL);
+        m->on_learning(m, NULL);
 }
 
 int ra_sampler_start(Manager *m) {
         uint64_t now;
         int r;
 
+        m->sampler = calloc(1, sizeof(*m->sampler));
+        if (!m->sampler)
+                return log_oom();
+        /* The disks added before it started are traced too. */
+        m->sampler->tracer_dirty = true;
         ra_sampler_open_tracer(m);
 
         r = sd_event_now(m->event, CLOCK_MONOTONIC, &now);
         if (r >= 0)
-                r = sd_event_add_time(m->event, &m->sampler, CLOCK_MONOTONIC,
+                r = sd_event_add_time(m->event, &m->sampler->timer, CLOCK_MONOTONIC,
                                       now + (uint64_t) m->config->interval_ms * 1000, accuracy_usec(m),
                                       on_tick, m);
         if (r < 0)
@@ -281,15 +297,23 @@ int ra_sampler_start(Manager *m) {
 }
 
 void ra_sampler_stop(Manager *m) {
-        m->sampler = sd_event_source_disable_unref(m->sampler);
-        m->filters_due = sd_event_source_disable_unref(m->filters_due);
-        m->tracer = ra_tracer_close(m->tracer);
+        if (!m->sampler)
+                return;
+        sd_event_source_disable_unref(m->sampler->timer);
+        sd_event_source_disable_unref(m->sampler->filters_due);
+        ra_tracer_close(m->sampler->tracer);
+        ra_sbmap_clear(&m->sampler->sbmap);
+        m->sampler = mfree(m->sampler);
+}
+
+struct RaTracer *ra_sampler_tracer(const Manager *m) {
+        return m->sampler ? m->sampler->tracer : NULL;
 }
 
 static int on_filters_due(sd_event_source *s, void *userdata) {
         Manager *m = userdata;
 
-        if (m->tracer)
+        if (m->sampler->tracer)
                 set_tracer_filters(m);
         return 0;
 }
@@ -302,13 +326,15 @@ static int on_filters_due(sd_event_source *s, void *userdata) {
 void ra_sampler_disks_changed(Manager *m) {
         int r;
 
-        m->tracer_dirty = true;
-        if (!m->tracer)
+        if (!m->sampler)
                 return;
-        if (m->filters_due)
-                r = sd_event_source_set_enabled(m->filters_due, SD_EVENT_ONESHOT);
+        m->sampler->tracer_dirty = true;
+        if (!m->sampler->tracer)
+                return;
+        if (m->sampler->filters_due)
+                r = sd_event_source_set_enabled(m->sampler->filters_due, SD_EVENT_ONESHOT);
         else
-                r = sd_event_add_defer(m->event, &m->filters_due, on_filters_due, m);
+                r = sd_event_add_defer(m->event, &m->sampler->filters_due, on_filters_due, m);
         if (r < 0)
                 log_debug_errno(r, "Cannot set the tracer's filters now, at the next sample then: %m");
 }

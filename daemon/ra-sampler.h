@@ -5,6 +5,10 @@
 
 struct Manager;
 struct RaDisk;
+struct RaTracer;
+
+/* The sampler's own state, behind Manager.sampler: NULL until it starts. */
+typedef struct RaSampler RaSampler;
 
 /*
  * The statistics sampler: every interval_ms it reads each managed disk's
@@ -18,6 +22,9 @@ int ra_sampler_start(struct Manager *m);
 /* Opens the request tracer if it is not open: at start, and again at a reload. */
 void ra_sampler_open_tracer(struct Manager *m);
 void ra_sampler_stop(struct Manager *m);
+
+/* The request tracer, for what it can see; NULL without tracefs or before the sampler starts. */
+struct RaTracer *ra_sampler_tracer(const struct Manager *m);
 
 /* The set of disks changed: the tracer's filter follows at the next interval. */
 void ra_sampler_disks_changed(struct Manager *m);

@@ -83,6 +83,25 @@ int ra_store_load(Manager *m) {
         return 0;
 }
 
+void ra_store_close(Manager *m) {
+        m->state = ra_state_free(m->state);
+        m->state_dir = mfree(m->state_dir);
+        m->state_error = mfree(m->state_error);
+        m->state_dirty = m->original_unsaved = m->state_frozen = false;
+}
+
+const RaStateEntry *ra_store_entry(const Manager *m, const char *identity) {
+        return identity ? ra_state_find(m->state, identity) : NULL;
+}
+
+const RaStateSwap *ra_store_swap(const Manager *m) {
+        return &m->state->swap;
+}
+
+bool ra_store_pending(const Manager *m) {
+        return m->state_dirty;
+}
+
 /*
  * Before this, the clock was not set yet (no RTC, no NTP yet): 0, which
  * neither ages nor refreshes anything. 2025-01-01.
@@ -173,6 +192,10 @@ int ra_store_flush(Manager *m) {
         if (forget(m) > 0)
                 m->state_dirty = true;
         return m->state_dirty ? ra_store_save(m, NULL) : 0;
+}
+
+int ra_store_save_originals(Manager *m) {
+        return m->original_unsaved ? ra_store_flush(m) : 0;
 }
 
 /*
@@ -356,6 +379,24 @@ void ra_store_set_original(Manager *m, const char *identity, uint32_t kb) {
                 /* On disk before radaemon's next write, as any original. */
                 m->state_dirty = m->original_unsaved = true;
         }
+}
+
+int ra_store_carry_over(Manager *m, const RaDisk *d) {
+        int r = ra_state_carry_over(m->state, &d->attrs, d->identity);
+
+        if (r > 0)
+                m->state_dirty = true;
+        return r;
+}
+
+void ra_store_set_restored(Manager *m, bool restored) {
+        if (m->restored == restored && m->state->restored == restored)
+                return;
+        m->restored = m->state->restored = restored;
+        m->state_dirty = true;
+        /* The udev helper reads it from the file: from now on it writes nothing either. */
+        if (restored)
+                (void) ra_store_save(m, NULL);
 }
 
 void ra_store_learned_swap(Manager *m, RaSwapClass c, int value) {

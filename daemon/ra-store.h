@@ -17,6 +17,19 @@
  */
 int ra_store_load(Manager *m);
 
+/* Lets go of the state in memory, saved or not: the daemon's end. */
+void ra_store_close(Manager *m);
+
+/*
+ * What is kept for identity (NULL: nothing, or identity NULL), and for
+ * vm.page-cluster: to read. Only ra-store.c writes the state.
+ */
+const RaStateEntry *ra_store_entry(const Manager *m, const char *identity);
+const RaStateSwap *ra_store_swap(const Manager *m);
+
+/* Whether something waits to be saved. */
+bool ra_store_pending(const Manager *m);
+
 /*
  * ret_replaced (may be NULL) says whether the file on disk holds the new
  * state, even when the save then failed: see ra_state_save().
@@ -30,6 +43,13 @@ int ra_store_save(Manager *m, bool *ret_replaced);
  * saved. Entries move: no RaStateEntry pointer survives it.
  */
 int ra_store_flush(Manager *m);
+
+/*
+ * A value before radaemon's first write is on disk before that write: flushes
+ * when an original waits to be saved (ra_store_remember_original()), else
+ * does nothing. A write must not follow an error.
+ */
+int ra_store_save_originals(Manager *m);
 
 /*
  * Pins (and unpins) every object with identity, and vm.page-cluster. With
@@ -64,6 +84,20 @@ void ra_store_remember_original(Manager *m, const RaDisk *d);
 
 /* vm.page-cluster holds value before radaemon's first write: its original, unless one is known. */
 void ra_store_remember_swap_original(Manager *m, int value);
+
+/*
+ * What an earlier radaemon kept under d's old identity moves to its identity
+ * (ra_state_carry_over()). Returns 1 when something moved, 0 when nothing
+ * did, -ENOMEM.
+ */
+int ra_store_carry_over(Manager *m, const RaDisk *d);
+
+/*
+ * Restore() put every value back (restored), or a reload ended it: kept in
+ * the file, so that the udev helper and the next start observe as the
+ * daemon does. Saved at once when it begins; its end goes with the next save.
+ */
+void ra_store_set_restored(Manager *m, bool restored);
 
 /* The system's own starting value for identity (a FUSE server's INIT answer, a udev rule's write). */
 void ra_store_set_original(Manager *m, const char *identity, uint32_t kb);

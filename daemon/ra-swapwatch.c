@@ -288,8 +288,7 @@ static void observe(Manager *m, uint64_t now) {
 
         log_debug("Swap: learned page-cluster %d for %s swap: %s", w->model.learned,
                   ra_swap_class_to_string(w->active), w->model.reason);
-        ra_store_learned_swap(m, w->active, w->model.learned);
-        ra_tune_swap_decide(m, "learning");
+        ra_tune_swap_learned(m);
 }
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -359,7 +358,8 @@ int ra_swapwatch_start(Manager *m) {
         w->manager = m;
         w->current = ra_tune_swap_read(w);
         w->decision.value = -1;
-        ra_swap_model_reset(&w->model, RA_SWAP_CLASS_UNKNOWN, m->state->swap.learned[RA_SWAP_CLASS_UNKNOWN]);
+        ra_swap_model_reset(&w->model, RA_SWAP_CLASS_UNKNOWN,
+                            ra_store_swap(m)->learned[RA_SWAP_CLASS_UNKNOWN]);
 
         /* Without swap support there is no /proc/swaps: nothing to watch, nothing to decide. */
         if (w->current < 0)

@@ -87,8 +87,7 @@ unsigned ra_tune_restore_all(Manager *m, bool stay, const char *why) {
         n += (unsigned) ra_tune_swap_restore(m, why);
 
         if (stay && !m->restored) {
-                m->restored = m->state->restored = true;
-                (void) ra_store_save(m, NULL);
+                ra_store_set_restored(m, true);
                 ra_bus_manager_changed(m, "Mode");
                 ra_registry_notify_status(m);
         }

@@ -21,18 +21,16 @@ int ra_tune_knob_write(Manager *m, const RaKnob *k, uint32_t before, uint32_t wa
          * and Restore would put back radaemon's own value. The knob keeps
          * what it has; the next decision tries again.
          */
-        if (m->original_unsaved) {
-                r = ra_store_flush(m);
-                if (r < 0) {
-                        if (r != *k->write_error)
-                                log_warning_errno(r,
-                                                  "%s: not writing %" PRIu32 "%s to %s: the original values "
-                                                  "cannot be saved first (%m); it keeps %" PRIu32
-                                                  "%s until they can.",
-                                                  k->label, want, k->unit, k->what, before, k->unit);
-                        *k->write_error = r;
-                        return r;
-                }
+        r = ra_store_save_originals(m);
+        if (r < 0) {
+                if (r != *k->write_error)
+                        log_warning_errno(r,
+                                          "%s: not writing %" PRIu32
+                                          "%s to %s: the original values cannot be "
+                                          "saved first (%m); it keeps %" PRIu32 "%s until they can.",
+                                          k->label, want, k->unit, k->what, before, k->unit);
+                *k->write_error = r;
+                return r;
         }
 
         r = k->write(k->object, want, &now);

@@ -220,3 +220,10 @@ int ra_tune_swap_unpin(Manager *m, uid_t uid) {
         ra_tune_swap(m, "unpin");
         return r;
 }
+
+void ra_tune_swap_learned(Manager *m) {
+        RaSwapWatch *w = m->swap;
+
+        ra_store_learned_swap(m, w->active, w->model.learned);
+        ra_tune_swap_decide(m, "learning");
+}

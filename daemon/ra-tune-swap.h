@@ -25,6 +25,12 @@ void ra_tune_swap_commit(struct Manager *m, RaSwapSnapshot *before);
 /* Decides (original saved before the first write), writes unless observing, logs. */
 void ra_tune_swap_decide(struct Manager *m, const char *event);
 
+/*
+ * The watcher's model learned a value (RaSwapWatch.model.learned) for the
+ * class of swap in use: stored for that class, and decided from.
+ */
+void ra_tune_swap_learned(struct Manager *m);
+
 /* The sysctl holds now_value: if someone else wrote it, yield or write radaemon's value again. */
 void ra_tune_swap_drift(struct Manager *m, int now_value);
 

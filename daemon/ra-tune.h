@@ -109,3 +109,17 @@ unsigned ra_tune_restore_all(struct Manager *m, bool stay, const char *why);
 
 /* Why learning is off (no tracefs), or NULL now that it works. */
 void ra_tune_learning(struct Manager *m, const char *off);
+
+/*
+ * d's window looked at and its reads of the last interval observed
+ * (ra_observe_disk()), at now: what was learned stored, the decision taken
+ * again and announced (ra-tune-report.c).
+ */
+void ra_tune_sample(struct Manager *m, RaDisk *d, uint64_t now);
+
+/*
+ * A batch of objects was read and identified, and its decisions follow
+ * (ra-udev.c, ra-bdiscan.c): what they must find on disk first (originals
+ * just remembered, an entry carried over) is saved once for all of them.
+ */
+void ra_tune_batch_ready(struct Manager *m);

@@ -14,7 +14,6 @@
 #include "ra-identify.h"
 #include "ra-log.h"
 #include "ra-registry.h"
-#include "ra-store.h"
 #include "ra-tune.h"
 #include "ra-udev.h"
 #include "ra-util.h"
@@ -165,7 +164,7 @@ static void batch_finish(Manager *m, Batch *b) {
 
         for (size_t i = 0; i < b->n; i++)
                 ra_identify(m, b->items[i].disk, b->items[i].tune.before.identity, &partners);
-        (void) ra_store_flush(m);
+        ra_tune_batch_ready(m);
         for (size_t i = 0; i < b->n; i++)
                 finish_device(m, &b->items[i]);
         b->n = 0;

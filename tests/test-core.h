@@ -43,11 +43,9 @@ static inline void test_core_stop(TestCore *c) {
         while (c->m.n_disks > 0)
                 ra_registry_remove(&c->m, c->m.disks[0]);
         c->m.disks = mfree(c->m.disks);
-        c->m.state = ra_state_free(c->m.state);
-        c->m.state_dir = mfree(c->m.state_dir);
-        c->m.state_error = mfree(c->m.state_error);
+        ra_store_close(&c->m);
         c->m.learning_off = mfree(c->m.learning_off);
-        c->m.state_dirty = c->m.original_unsaved = c->m.restored = c->m.state_frozen = false;
+        c->m.restored = false;
 }
 
 /* A restart: the same configuration, the state read again from its directory, no disks. */

@@ -270,6 +270,93 @@ START_TEST(test_restored_round_trip) {
 }
 END_TEST
 
+/* Restore() is in the file at once, for the udev helper; a reload's end of it goes with the next save. */
+START_TEST(test_restored_ends) {
+        ra_store_set_restored(&core.m, true);
+        ck_assert(core.m.restored && ra_context_observing(&core.m));
+        ck_assert(!ra_store_pending(&core.m));
+        ck_assert(test_core_state_has(&core, "\nrestored"));
+
+        ra_store_set_restored(&core.m, false);
+        ck_assert(!core.m.restored);
+        ck_assert(ra_store_pending(&core.m));
+        ck_assert(test_core_state_has(&core, "\nrestored"));
+        ck_assert_int_eq(ra_store_flush(&core.m), 0);
+        ck_assert(!test_core_state_has(&core, "\nrestored"));
+        test_core_restart(&core);
+        ck_assert(!core.m.restored);
+
+        /* Nothing changed: nothing to save. */
+        ra_store_set_restored(&core.m, false);
+        ck_assert(!ra_store_pending(&core.m));
+}
+END_TEST
+
+/* What an earlier radaemon kept under a dm device's kernel name moves to its identity once, saved. */
+START_TEST(test_carry_over) {
+        RaDisk lv = { .identity = (char *) "dm:LVM-aaaa",
+                      .attrs = { .name = (char *) "dm-0", .dm_uuid = (char *) "LVM-aaaa" } };
+
+        test_write(core.state_dir, RA_STATE_FILE, "device name:dm-0 original=32768 pin=1024\n");
+        test_core_restart(&core);
+
+        ck_assert_int_eq(ra_store_carry_over(&core.m, &lv), 1);
+        ck_assert(ra_store_pending(&core.m));
+        ck_assert_int_eq(ra_store_flush(&core.m), 0);
+        ck_assert(test_core_state_has(&core, "device dm:LVM-aaaa original=32768 pin=1024"));
+        ck_assert(!test_core_state_has(&core, "name:dm-0"));
+
+        ck_assert_int_eq(ra_store_carry_over(&core.m, &lv), 0);
+        ck_assert(!ra_store_pending(&core.m));
+}
+END_TEST
+
+/* Before radaemon's first write only the originals must be on disk: nothing else is saved for it. */
+START_TEST(test_save_originals) {
+        RaDisk *d = test_core_add_disk(&core, "vda", VDA, ID);
+
+        ck_assert_int_eq(ra_store_save_originals(&core.m), 0);
+        ck_assert(test_core_state_has(&core, "device " ID " original=8192\n"));
+        ck_assert(!ra_store_pending(&core.m));
+
+        d->model.learned_kb = 256;
+        ra_store_learned(&core.m, d);
+        ck_assert_int_eq(ra_store_save_originals(&core.m), 0);
+        ck_assert(ra_store_pending(&core.m));
+        ck_assert(!test_core_state_has(&core, "learned="));
+
+        /* One that cannot be saved stops the write. */
+        ra_store_set_original(&core.m, ID, 128);
+        test_core_break_state_dir(&core);
+        ck_assert_int_lt(ra_store_save_originals(&core.m), 0);
+}
+END_TEST
+
+/* Closed, the store holds nothing, and a start reads it all back. */
+START_TEST(test_close) {
+        (void) test_core_add_disk(&core, "vda", VDA, ID);
+        ck_assert_int_eq(ra_store_flush(&core.m), 0);
+        ra_store_close(&core.m);
+        ck_assert_ptr_null(core.m.state);
+        ck_assert_ptr_null(core.m.state_dir);
+        ck_assert(!ra_store_pending(&core.m));
+        ck_assert_int_eq(ra_store_load(&core.m), 0);
+        ck_assert_uint_eq(entry(ID)->original_kb, 8192);
+}
+END_TEST
+
+/* What the store keeps, to read: an entry by identity (none for none), and the swap line. */
+START_TEST(test_read) {
+        (void) test_core_add_disk(&core, "vda", VDA, ID);
+        ck_assert_ptr_eq(ra_store_entry(&core.m, ID), entry(ID));
+        ck_assert_ptr_null(ra_store_entry(&core.m, NULL));
+        ck_assert_ptr_null(ra_store_entry(&core.m, "serial:NONE"));
+        ra_store_learned_swap(&core.m, RA_SWAP_CLASS_ZRAM, 0);
+        ck_assert_int_eq(ra_store_swap(&core.m)->learned[RA_SWAP_CLASS_ZRAM], 0);
+        ck_assert_int_eq(ra_store_swap(&core.m)->learned[RA_SWAP_CLASS_ROT], -1);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("store");
         TCase *tc = tcase_create("core");
@@ -285,6 +372,11 @@ int main(void) {
         tcase_add_test(tc, test_forget);
         tcase_add_test(tc, test_swap_learned);
         tcase_add_test(tc, test_restored_round_trip);
+        tcase_add_test(tc, test_restored_ends);
+        tcase_add_test(tc, test_carry_over);
+        tcase_add_test(tc, test_save_originals);
+        tcase_add_test(tc, test_close);
+        tcase_add_test(tc, test_read);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -159,6 +159,21 @@ START_TEST(test_observe) {
 }
 END_TEST
 
+/* Learned for the class in use: stored for it, saved with the next flush, and written. */
+START_TEST(test_learned) {
+        ra_tune_swap(&core.m, "start");
+        w->decision.source = RA_SOURCE_PRIOR;
+        w->model.learned = 2;
+        ra_tune_swap_learned(&core.m);
+        ck_assert_int_eq(core.m.state->swap.learned[RA_SWAP_CLASS_ZRAM], 2);
+        ck_assert(ra_store_pending(&core.m));
+        ck_assert_int_eq(w->decision.value, 2);
+        ck_assert_int_eq(page_cluster(), 2);
+        ck_assert_int_eq(ra_store_flush(&core.m), 0);
+        ck_assert(test_core_state_has(&core, "learned-zram=2"));
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("tune-swap");
         TCase *tc = tcase_create("core");
@@ -171,6 +186,7 @@ int main(void) {
         tcase_add_test(tc, test_pin);
         tcase_add_test(tc, test_restore);
         tcase_add_test(tc, test_observe);
+        tcase_add_test(tc, test_learned);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

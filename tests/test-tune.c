@@ -242,6 +242,48 @@ START_TEST(test_gone) {
 }
 END_TEST
 
+/*
+ * The sampler's interval through the tuning path: the window looked at
+ * (another's write seen as drift), the counters observed and published, an
+ * idle disk skipped.
+ */
+START_TEST(test_sample) {
+        ra_tune_disk(&core.m, vda, "add");
+        test_core_set_knob(&core, VDA, 1024);
+        test_write(core.root, VDA "/stat", "100 0 2048 10 0 0 0 0 0 10 10 0 0 0 0 0 0\n");
+
+        ra_tune_sample(&core.m, vda, 1000000);
+        ck_assert(vda->external);
+        ck_assert_uint_eq(test_core_knob(&core, VDA), 1024);
+        ck_assert_uint_eq(vda->stat_usec, 1000000);
+        ck_assert_uint_eq(vda->read_bytes_per_sec, 0);
+
+        /* 2048 sectors more in a second: 1 MiB/s. */
+        test_write(core.root, VDA "/stat", "200 0 4096 20 0 0 0 0 0 20 20 0 0 0 0 0 0\n");
+        ra_tune_sample(&core.m, vda, 2000000);
+        ck_assert_uint_eq(vda->stat_usec, 2000000);
+        ck_assert_uint_eq(vda->read_bytes_per_sec, 1048576);
+
+        /* Idle, looked at less often: its window still is, its counters are not. */
+        vda->skip = 2;
+        test_core_set_knob(&core, VDA, 2048);
+        ra_tune_sample(&core.m, vda, 3000000);
+        ck_assert_uint_eq(vda->skip, 1);
+        ck_assert_uint_eq(vda->stat_usec, 2000000);
+        ck_assert_uint_eq(vda->attrs.read_ahead_kb, 2048);
+}
+END_TEST
+
+/* A batch made ready: what its writes must find on disk is saved once, before any of them. */
+START_TEST(test_batch_ready) {
+        ck_assert(!test_core_state_has(&core, "serial:VDA-1"));
+        ra_tune_batch_ready(&core.m);
+        ck_assert(test_core_state_has(&core, "device serial:VDA-1 original=8192"));
+        ck_assert(!ra_store_pending(&core.m));
+        ck_assert_uint_eq(test_core_knob(&core, VDA), ORIGINAL_KB);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("tune");
         TCase *tc = tcase_create("core");
@@ -259,6 +301,8 @@ int main(void) {
         tcase_add_test(tc, test_restore_stays);
         tcase_add_test(tc, test_original_kept_across_events);
         tcase_add_test(tc, test_gone);
+        tcase_add_test(tc, test_sample);
+        tcase_add_test(tc, test_batch_ready);
         suite_add_tcase(s, tc);
         return test_run(s);
 }
