@@ -5,9 +5,9 @@
 #include <stdint.h>
 
 #include "ra-calib.h"
+#include "ra-diskstat.h"
 #include "ra-pcache.h"
 #include "ra-policy.h"
-#include "ra-stats.h"
 #include "ra-trace.h"
 
 /*

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 /*
- * What a calibration (daemon/ra-calibrate.c) may read, and how: pure rules
+ * What a calibration (daemon/ra-calib-sched.c) may read, and how: pure rules
  * and the reader of the sysfs attributes they take, so that the unit tests
  * can try every kind of disk.
  *

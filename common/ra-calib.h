@@ -11,7 +11,7 @@
 /*
  * A calibration: what one device costs to read, measured once per identity
  * before its first job, and the window that follows from it. Pure: the
- * daemon does the reads (daemon/ra-calibrate.c) and hands the timings here.
+ * daemon does the reads (daemon/ra-calib-sched.c) and hands the timings here.
  *
  * A read of S bytes costs a command plus the transfer, t = c + S / B. One
  * stream reading ahead W at a time gets W / (c + W / B), a share of B that

@@ -12,7 +12,7 @@
 #include "ra-context.h"
 #include "ra-log.h"
 #include "ra-registry.h"
-#include "ra-store.h"
+#include "ra-state-store.h"
 #include "ra-tune.h"
 #include "ra-util.h"
 

@@ -10,7 +10,7 @@
 #include "ra-bus-objects.h"
 #include "ra-bus-string.h"
 #include "ra-bus.h"
-#include "ra-calibrate.h"
+#include "ra-calib-sched.h"
 #include "ra-context.h"
 #include "ra-log.h"
 #include "ra-registry.h"
@@ -78,7 +78,7 @@ static int method_device_clear_pin(sd_bus_message *msg, void *userdata, sd_bus_e
         return ra_bus_device_clear_pin(userdata, msg, error);
 }
 
-/* Measures the disk again; the reply comes when the reads are done (ra-calibrate.c). */
+/* Measures the disk again; the reply comes when the reads are done (ra-calib-sched.c). */
 static int method_device_calibrate(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         RaDisk *d = userdata;
         const char *why;
@@ -88,7 +88,7 @@ static int method_device_calibrate(sd_bus_message *msg, void *userdata, sd_bus_e
         r = ra_bus_check_authorized(msg, &uid, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 1: polkit is asked, the call comes back with its answer */
-        r = ra_calibrate_request(d->manager, d, msg, &why);
+        r = ra_calib_sched_request(d->manager, d, msg, &why);
         if (r == -EBUSY)
                 return sd_bus_error_set(error, RA_BUS_ERROR_BUSY,
                                         "Another disk is being calibrated; try again in a second.");
@@ -101,7 +101,7 @@ static int method_device_calibrate(sd_bus_message *msg, void *userdata, sd_bus_e
         if (r < 0)
                 return ra_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot start a calibration: %s.",
                                          strerror(-r));
-        return 1; /* answered by ra-calibrate.c */
+        return 1; /* answered by ra-calib-sched.c */
 }
 
 /* sd-bus reads an int for "b"; our flags are bool. */

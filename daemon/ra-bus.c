@@ -15,7 +15,7 @@
 #include "ra-log.h"
 #include "ra-registry.h"
 #include "ra-sampler.h"
-#include "ra-tracer.h"
+#include "ra-tracefs.h"
 #include "ra-tune.h"
 #include "ra-util.h"
 
@@ -184,7 +184,7 @@ static int property_get_evidence(sd_bus *bus, const char *path, const char *inte
         Manager *m = userdata;
 
         return ra_bus_append_string(
-                reply, ra_evidence_to_string(ra_sampler_tracer(m) ? ra_tracer_evidence(ra_sampler_tracer(m))
+                reply, ra_evidence_to_string(ra_sampler_tracer(m) ? ra_tracefs_evidence(ra_sampler_tracer(m))
                                                                   : RA_EVIDENCE_NONE));
 }
 

@@ -13,8 +13,8 @@
 
 #include "ra-calib-process.h"
 #include "ra-calib-safe.h"
+#include "ra-diskstat.h"
 #include "ra-macro.h"
-#include "ra-stats.h"
 
 #define PASSES 5
 #define JUMPS 8
@@ -47,7 +47,7 @@ static void set_reading(RaCalibReads *j, bool reading) {
 static bool others_came(const RaCalibReads *j, const RaDiskStat *start, uint64_t our_sectors) {
         RaDiskStat now;
 
-        if (ra_stats_read_at(j->sysfd, &now) < 0)
+        if (ra_diskstat_read_at(j->sysfd, &now) < 0)
                 return true;
         return now.in_flight > 0 || now.write_ios != start->write_ios ||
                now.read_sectors - start->read_sectors > our_sectors;
@@ -172,7 +172,7 @@ static int measure(RaCalibReads *j) {
         buf = aligned_alloc(4096, (size_t) j->sizes[j->n_sizes - 1] * 1024);
         if (!buf)
                 return -ENOMEM;
-        r = ra_stats_read_at(j->sysfd, &start);
+        r = ra_diskstat_read_at(j->sysfd, &start);
         if (r < 0)
                 return r;
 

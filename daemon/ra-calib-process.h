@@ -8,7 +8,7 @@
 #include "ra-calib.h"
 
 /*
- * A calibration's reads (ra-calibrate.c), in a process of its own, forked
+ * A calibration's reads (ra-calib-sched.c), in a process of its own, forked
  * from the daemon: a read that never returns leaves that process waiting,
  * uninterruptibly, and the daemon gives up on it; a thread would keep the
  * daemon itself from exiting until the read returned.

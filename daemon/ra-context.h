@@ -13,7 +13,7 @@
 
 /*
  * The daemon's one context: the event loop, the configuration, the state
- * (ra-store.c) and the registry of managed objects (ra-registry.c). The
+ * (ra-state-store.c) and the registry of managed objects (ra-registry.c). The
  * sources (ra-udev.c, ra-bdiwatch.c, ra-sampler.c, ra-swapwatch.c) hand
  * what they see to the tuning path (ra-tune.c), which decides, writes and
  * announces; ra-manager.c starts and stops them all.
@@ -50,7 +50,7 @@ typedef struct Manager {
         size_t n_disks;
 
         struct RaSwapWatch *swap;       /* vm.page-cluster (ra-swapwatch.c) */
-        struct RaCalibJob *calibration; /* the one under way, and those given up on (ra-calibrate.c) */
+        struct RaCalibJob *calibration; /* the one under way, and those given up on (ra-calib-sched.c) */
 
         /*
          * Set by ra-manager.c, as the tracer's callbacks are: how the layers
@@ -61,7 +61,8 @@ typedef struct Manager {
         void (*on_bdis_moved)(struct Manager *m, const char *event); /* udev saw what bdis stand on */
         void (*on_mounts_moved)(struct Manager *m); /* mounts or stacks changed: [path:] sections follow */
         int (*on_reload)(struct Manager *m);        /* Reload() over the bus */
-        /* A calibration started (running), or ended with what it measured (NULL: nothing) (ra-calibrate.c).
+        /* A calibration started (running), or ended with what it measured (NULL: nothing)
+         * (ra-calib-sched.c).
          */
         void (*on_calibration)(struct Manager *m, RaDisk *d, bool running, const RaCalib *measured);
         /* The sampler's interval ended at now: every disk's reads to the tuning path, then one save. */

@@ -9,10 +9,10 @@
 #include "ra-bdi.h"
 #include "ra-calib.h"
 #include "ra-device.h"
+#include "ra-diskstat.h"
 #include "ra-pcache.h"
 #include "ra-policy.h"
 #include "ra-stack.h"
-#include "ra-stats.h"
 #include "ra-trace.h"
 #include "ra-tune-knob.h"
 
@@ -127,7 +127,7 @@ typedef struct RaDisk {
         char stack_text[RA_STACK_DESCRIBE_MAX]; /* "dm-1 (LUKS) on md0 (raid1) on sda2, sdb2"; "" */
 
         /*
-         * Its cost model: its calibration (ra-calibrate.c), else the model
+         * Its cost model: its calibration (ra-calib-sched.c), else the model
          * from its traced requests (costs), as the store keeps them for its
          * identity, a copy for D-Bus; whether one runs; not before
          * calib_after (CLOCK_MONOTONIC usec; UINT64_MAX: not this run); when

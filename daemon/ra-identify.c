@@ -8,8 +8,8 @@
 #include "ra-identify.h"
 #include "ra-log.h"
 #include "ra-registry.h"
+#include "ra-state-store.h"
 #include "ra-state.h"
-#include "ra-store.h"
 #include "ra-tune.h"
 #include "ra-util.h"
 

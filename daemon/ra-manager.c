@@ -6,13 +6,13 @@
 
 #include "ra-bdiwatch.h"
 #include "ra-bus.h"
-#include "ra-calibrate.h"
+#include "ra-calib-sched.h"
 #include "ra-log.h"
 #include "ra-manager.h"
 #include "ra-pathwatch.h"
 #include "ra-registry.h"
 #include "ra-sampler.h"
-#include "ra-store.h"
+#include "ra-state-store.h"
 #include "ra-swapwatch.h"
 #include "ra-tune-swap.h"
 #include "ra-tune.h"
@@ -38,7 +38,7 @@ static int load_config(const char *path, RaConfig **ret) {
 static void on_interval(Manager *m, uint64_t now) {
         for (size_t i = 0; i < m->n_disks; i++) {
                 ra_tune_sample(m, m->disks[i], now);
-                ra_calibrate_consider(m, m->disks[i], now);
+                ra_calib_sched_consider(m, m->disks[i], now);
         }
         (void) ra_store_flush(m);
 }
@@ -97,7 +97,7 @@ Manager *ra_manager_free(Manager *m) {
                 ra_disk_free(m->disks[i]);
         free(m->disks);
 
-        ra_calibrate_stop(m);
+        ra_calib_sched_stop(m);
         ra_sampler_stop(m);
         ra_bdiwatch_stop(m);
         ra_pathwatch_stop(m);

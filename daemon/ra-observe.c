@@ -10,8 +10,8 @@
 #include "ra-log.h"
 #include "ra-observe.h"
 #include "ra-sampler.h"
-#include "ra-store.h"
-#include "ra-tracer.h"
+#include "ra-state-store.h"
+#include "ra-tracefs.h"
 #include "ra-util.h"
 
 /* Idle samples before a disk is looked at less often, and the most skipped. */
@@ -33,7 +33,7 @@ static void read_bdi_counters(const RaDisk *d, RaDiskStat *ret) {
                 (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(d->bdi.beneath[i]),
                                 minor(d->bdi.beneath[i]));
                 fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                if (fd < 0 || ra_stats_read_at(fd, &s) < 0)
+                if (fd < 0 || ra_diskstat_read_at(fd, &s) < 0)
                         continue;
                 ret->read_ios += s.read_ios;
                 ret->read_merges += s.read_merges;
@@ -79,19 +79,19 @@ static void publish_rate(uint64_t *published, double now) {
  */
 static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t kb, uint64_t now,
                         RaObservation *ret) {
-        RaTracer *tracer = ra_sampler_tracer(m);
+        RaTracefs *tracer = ra_sampler_tracer(m);
         RaDiskStat delta;
         bool baseline =
-                d->stat_usec == 0 || now <= d->stat_usec || ra_stats_delta(&d->stat, stat, &delta) < 0;
+                d->stat_usec == 0 || now <= d->stat_usec || ra_diskstat_delta(&d->stat, stat, &delta) < 0;
 
         *ret = (RaObservation){
                 .window_kb = kb,
                 /* A bio-based device on a kernel without block_bio_queue has its counters only. */
-                .traced = tracer && (!d->bio_based || ra_tracer_sees_bios(tracer)),
-                .evidence = tracer ? ra_tracer_evidence(tracer) : RA_EVIDENCE_NONE,
+                .traced = tracer && (!d->bio_based || ra_tracefs_sees_bios(tracer)),
+                .evidence = tracer ? ra_tracefs_evidence(tracer) : RA_EVIDENCE_NONE,
         };
         if (!baseline)
-                ra_stats_rates(&delta, (double) (now - d->stat_usec) / 1e6, &ret->rates);
+                ra_diskstat_rates(&delta, (double) (now - d->stat_usec) / 1e6, &ret->rates);
         ra_trace_account_take(&d->trace, &ret->trace);
         ra_pcache_account_take(&d->pcache, &ret->pcache);
         if (!baseline && d->kind == RA_KIND_BDI && d->bdi.n_beneath == 0)
@@ -193,7 +193,7 @@ RaObserved ra_observe_disk(Manager *m, RaDisk *d, int sysfd, uint32_t kb, uint64
         if (d->kind == RA_KIND_BDI)
                 read_bdi_counters(d, &stat);
         else
-                r = ra_stats_read_at(sysfd, &stat);
+                r = ra_diskstat_read_at(sysfd, &stat);
         if (r < 0) {
                 log_debug_errno(r, "%s: cannot read the statistics, skipping: %m", d->name);
                 return RA_OBSERVED_NOTHING;

@@ -13,7 +13,7 @@
 #include "ra-mounts.h"
 #include "ra-registry.h"
 #include "ra-sampler.h"
-#include "ra-tracer.h"
+#include "ra-tracefs.h"
 #include "ra-util.h"
 
 /*
@@ -31,7 +31,7 @@
 /* What the sampler keeps between intervals, its own: no other module reads it. */
 struct RaSampler {
         sd_event_source *timer;
-        struct RaTracer *tracer;      /* NULL without tracefs */
+        struct RaTracefs *tracer;     /* NULL without tracefs */
         bool tracer_dirty;            /* the set of disks or mounts changed since its filters were set */
         sd_event_source *filters_due; /* sets them once the current burst of changes is handled */
         unsigned tracer_wakes;        /* drains this interval because a trace buffer was half full */
@@ -109,7 +109,7 @@ static void update_superblocks(Manager *m) {
                 log_warning_errno(r, "Cannot map file systems to disks, ignoring: %m");
                 return;
         }
-        r = ra_tracer_set_superblocks(m->sampler->tracer, &m->sampler->sbmap);
+        r = ra_tracefs_set_superblocks(m->sampler->tracer, &m->sampler->sbmap);
         if (r < 0)
                 log_warning_errno(r, "Cannot set the page-cache events' filter, ignoring: %m");
         else
@@ -131,13 +131,13 @@ static void set_tracer_filters(Manager *m) {
                         else
                                 requests[n_requests++] = m->disks[i]->devnum;
                 r = requests && bios
-                            ? ra_tracer_set_devices(m->sampler->tracer, requests, n_requests, bios, n_bios)
+                            ? ra_tracefs_set_devices(m->sampler->tracer, requests, n_requests, bios, n_bios)
                             : -ENOMEM;
                 if (r < 0)
                         log_warning_errno(r, "Cannot set the tracer's device filter, ignoring: %m");
-                else if (n_bios > 0 && ra_tracer_sees_bios(m->sampler->tracer))
+                else if (n_bios > 0 && ra_tracefs_sees_bios(m->sampler->tracer))
                         log_debug("Tracing the bios of %zu bio-based devices.", n_bios);
-                if (ra_tracer_evidence(m->sampler->tracer) >= RA_EVIDENCE_FILEMAP)
+                if (ra_tracefs_evidence(m->sampler->tracer) >= RA_EVIDENCE_FILEMAP)
                         update_superblocks(m);
                 m->sampler->tracer_dirty = false;
         }
@@ -147,7 +147,7 @@ static void drain_tracer(Manager *m) {
         int r;
 
         set_tracer_filters(m);
-        r = ra_tracer_drain(m->sampler->tracer, on_trace_event, on_pcache_event, m);
+        r = ra_tracefs_drain(m->sampler->tracer, on_trace_event, on_pcache_event, m);
         if (r < 0)
                 log_debug_errno(r, "Reading the tracer failed, ignoring: %m");
 }
@@ -158,7 +158,7 @@ static void on_tracer_full(void *userdata) {
         uint64_t budget = (uint64_t) WAKES_PER_SEC * m->config->interval_ms / 1000 ?: 1;
 
         if (++m->sampler->tracer_wakes >= budget)
-                ra_tracer_set_watching(m->sampler->tracer, false);
+                ra_tracefs_set_watching(m->sampler->tracer, false);
         drain_tracer(m);
 }
 
@@ -170,7 +170,7 @@ static void on_tracer_full(void *userdata) {
 static void say_lost(Manager *m, uint64_t now) {
         uint64_t read, lost;
 
-        ra_tracer_take_counts(m->sampler->tracer, &read, &lost);
+        ra_tracefs_take_counts(m->sampler->tracer, &read, &lost);
         if (m->sampler->tracer_wakes > 0 || lost > 0)
                 log_debug("Tracer: %u drains at a buffer's fill level this interval, %" PRIu64
                           " events read, %" PRIu64 " lost.",
@@ -216,7 +216,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                 drain_tracer(m);
                 say_lost(m, now);
                 m->sampler->tracer_wakes = 0;
-                ra_tracer_set_watching(m->sampler->tracer, true);
+                ra_tracefs_set_watching(m->sampler->tracer, true);
         }
 
         m->on_interval(m, now);
@@ -240,7 +240,7 @@ void ra_sampler_open_tracer(Manager *m) {
         if (m->sampler->tracer)
                 return;
 
-        r = ra_tracer_open(&m->sampler->tracer);
+        r = ra_tracefs_open(&m->sampler->tracer);
         if (r < 0) {
                 if (r == -ENOENT)
                         why = strdup(
@@ -257,17 +257,17 @@ void ra_sampler_open_tracer(Manager *m) {
                 return;
         }
 
-        e = ra_tracer_evidence(m->sampler->tracer);
-        if (ra_tracer_mounted(m->sampler->tracer))
+        e = ra_tracefs_evidence(m->sampler->tracer);
+        if (ra_tracefs_mounted(m->sampler->tracer))
                 log_notice("tracefs was not mounted: mounted it at %s to learn from reads.",
-                           ra_tracer_mounted(m->sampler->tracer));
+                           ra_tracefs_mounted(m->sampler->tracer));
         log_info("Tracing %s through %s.",
                  e == RA_EVIDENCE_READAHEAD ? "readahead per file and block requests"
                  : e == RA_EVIDENCE_FILEMAP ? "page-cache fills per file and block requests"
                                             : "block requests (this kernel has no page-cache events)",
-                 ra_tracer_path(m->sampler->tracer));
+                 ra_tracefs_path(m->sampler->tracer));
         (void) sd_event_now(m->event, CLOCK_MONOTONIC, &m->sampler->trace_since);
-        r = ra_tracer_watch(m->sampler->tracer, m->event, on_tracer_full, m);
+        r = ra_tracefs_watch(m->sampler->tracer, m->event, on_tracer_full, m);
         if (r < 0)
                 log_warning_errno(r, "Cannot watch how full the trace buffers are, reading them once an "
                                      "interval only: %m");
@@ -301,12 +301,12 @@ void ra_sampler_stop(Manager *m) {
                 return;
         sd_event_source_disable_unref(m->sampler->timer);
         sd_event_source_disable_unref(m->sampler->filters_due);
-        ra_tracer_close(m->sampler->tracer);
+        ra_tracefs_close(m->sampler->tracer);
         ra_sbmap_clear(&m->sampler->sbmap);
         m->sampler = mfree(m->sampler);
 }
 
-struct RaTracer *ra_sampler_tracer(const Manager *m) {
+struct RaTracefs *ra_sampler_tracer(const Manager *m) {
         return m->sampler ? m->sampler->tracer : NULL;
 }
 

@@ -5,7 +5,7 @@
 
 struct Manager;
 struct RaDisk;
-struct RaTracer;
+struct RaTracefs;
 
 /* The sampler's own state, behind Manager.sampler: NULL until it starts. */
 typedef struct RaSampler RaSampler;
@@ -24,7 +24,7 @@ void ra_sampler_open_tracer(struct Manager *m);
 void ra_sampler_stop(struct Manager *m);
 
 /* The request tracer, for what it can see; NULL without tracefs or before the sampler starts. */
-struct RaTracer *ra_sampler_tracer(const struct Manager *m);
+struct RaTracefs *ra_sampler_tracer(const struct Manager *m);
 
 /* The set of disks changed: the tracer's filter follows at the next interval. */
 void ra_sampler_disks_changed(struct Manager *m);

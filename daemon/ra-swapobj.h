@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-#include "ra-stats.h"
+#include "ra-diskstat.h"
 #include "ra-swap.h"
 #include "ra-tune-knob.h"
 

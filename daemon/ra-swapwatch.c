@@ -11,7 +11,7 @@
 
 #include "ra-context.h"
 #include "ra-log.h"
-#include "ra-store.h"
+#include "ra-state-store.h"
 #include "ra-swapwatch.h"
 #include "ra-tune-swap.h"
 #include "ra-util.h"
@@ -243,11 +243,12 @@ static void observe(Manager *m, uint64_t now) {
 
                 if (asprintf(&path, "/sys/class/block/%s/stat", d->name) < 0)
                         continue;
-                if (ra_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0 || ra_stats_parse(buf, &st) < 0) {
+                if (ra_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0 ||
+                    ra_diskstat_parse(buf, &st) < 0) {
                         d->have_stat = false;
                         continue;
                 }
-                if (d->have_stat && ra_stats_delta(&d->stat, &st, &delta) >= 0) {
+                if (d->have_stat && ra_diskstat_delta(&d->stat, &st, &delta) >= 0) {
                         o.read_ios += delta.read_ios;
                         o.read_sectors += delta.read_sectors;
                         o.io_ticks_ms += delta.io_ticks_ms;

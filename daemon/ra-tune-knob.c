@@ -5,7 +5,7 @@
 
 #include "ra-context.h"
 #include "ra-log.h"
-#include "ra-store.h"
+#include "ra-state-store.h"
 #include "ra-tune-knob.h"
 
 int ra_tune_knob_write(Manager *m, const RaKnob *k, uint32_t before, uint32_t want, const char *source,

@@ -4,7 +4,7 @@
 #include "ra-context.h"
 #include "ra-log.h"
 #include "ra-observe.h"
-#include "ra-store.h"
+#include "ra-state-store.h"
 #include "ra-tune.h"
 #include "ra-util.h"
 

@@ -11,7 +11,7 @@
 #include "ra-context.h"
 #include "ra-log.h"
 #include "ra-settings.h"
-#include "ra-store.h"
+#include "ra-state-store.h"
 #include "ra-tune-knob.h"
 #include "ra-tune-swap.h"
 #include "ra-util.h"

@@ -41,7 +41,7 @@ void ra_tune_swap(struct Manager *m, const char *event);
 int ra_tune_swap_restore(struct Manager *m, const char *why);
 
 /*
- * Pins page-cluster, or clears the pin, with the store's rule (ra-store.h):
+ * Pins page-cluster, or clears the pin, with the store's rule (ra-state-store.h):
  * with persist, durably when 0 is returned.
  */
 int ra_tune_swap_pin(struct Manager *m, int value, bool persist, uid_t uid);

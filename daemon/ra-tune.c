@@ -11,7 +11,7 @@
 #include "ra-log.h"
 #include "ra-registry.h"
 #include "ra-settings.h"
-#include "ra-store.h"
+#include "ra-state-store.h"
 #include "ra-tune-knob.h"
 #include "ra-tune-swap.h"
 #include "ra-tune.h"

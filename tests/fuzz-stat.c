@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "ra-stats.h"
+#include "ra-diskstat.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         RaDiskStat a = {}, b, d;
@@ -19,9 +19,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(text, data, size);
         text[size] = '\0';
 
-        if (ra_stats_parse(text, &b) >= 0 && ra_stats_delta(&a, &b, &d) >= 0) {
-                ra_stats_rates(&d, 1.0, &r);
-                (void) ra_stats_delta(&b, &a, &d);
+        if (ra_diskstat_parse(text, &b) >= 0 && ra_diskstat_delta(&a, &b, &d) >= 0) {
+                ra_diskstat_rates(&d, 1.0, &r);
+                (void) ra_diskstat_delta(&b, &a, &d);
         }
         free(text);
         return 0;

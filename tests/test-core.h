@@ -3,7 +3,7 @@
 
 /*
  * A daemon's core without its sources: a Manager with the default
- * configuration, its state in a temporary directory (daemon/ra-store.c), an
+ * configuration, its state in a temporary directory (daemon/ra-state-store.c), an
  * event loop that never runs (the tuning path only reads its clock), no bus
  * and no udev, and disks of a fake sysfs tree (tests/sysfs) added through
  * the registry as a udev event would add them. What the tuning path, the
@@ -14,7 +14,7 @@
 
 #include "ra-context.h"
 #include "ra-registry.h"
-#include "ra-store.h"
+#include "ra-state-store.h"
 #include "ra-tune.h"
 #include "ra-util.h"
 #include "sysfs-tree.h"

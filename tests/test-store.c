@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The daemon's store (daemon/ra-store.c): an entry's life from the first
+ * The daemon's store (daemon/ra-state-store.c): an entry's life from the first
  * look at a disk to what the next start of the daemon reads back, pins and
  * their rule for a failed save, a state file that cannot be read, and the
  * identities forgotten. The state lives in a temporary directory.
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "ra-store.h"
+#include "ra-state-store.h"
 #include "ra-tune.h"
 #include "sysfs-tree.h"
 #include "test-core.h"

@@ -12,7 +12,7 @@
 #include <fcntl.h>
 
 #include "ra-registry.h"
-#include "ra-store.h"
+#include "ra-state-store.h"
 #include "ra-tune.h"
 #include "ra-util.h"
 #include "sysfs-tree.h"

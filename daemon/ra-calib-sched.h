@@ -37,7 +37,7 @@
  */
 
 /* From the sampler, every interval a disk is looked at: starts its calibration when it is due. */
-void ra_calibrate_consider(Manager *m, RaDisk *d, uint64_t now);
+void ra_calib_sched_consider(Manager *m, RaDisk *d, uint64_t now);
 
 /*
  * Calibrate() over D-Bus: measures d now whatever is stored, if no other
@@ -48,11 +48,11 @@ void ra_calibrate_consider(Manager *m, RaDisk *d, uint64_t now);
  * returned; -EOPNOTSUPP: d may not be calibrated, *ret_why says why, a
  * phrase to follow "it is ").
  */
-int ra_calibrate_request(Manager *m, RaDisk *d, sd_bus_message *request, const char **ret_why);
+int ra_calib_sched_request(Manager *m, RaDisk *d, sd_bus_message *request, const char **ret_why);
 
 /*
  * At exit: kills the calibration processes and reaps those that end within
  * a second; one still stuck in a read is left behind (it dies when the read
  * returns), so that the daemon exits on time.
  */
-void ra_calibrate_stop(Manager *m);
+void ra_calib_sched_stop(Manager *m);

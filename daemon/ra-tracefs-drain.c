@@ -8,15 +8,15 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "ra-tracer-internal.h"
-#include "ra-tracer.h"
+#include "ra-tracefs-internal.h"
+#include "ra-tracefs.h"
 #include "ra-util.h"
 
 /* One drain's reading per CPU, at most: a storm of tiny requests costs no more than this. */
 #define DRAIN_MAX_BYTES (1024 * 1024)
 
 static void collect(void *userdata, const RaTraceEvent *e) {
-        RaTracer *t = userdata;
+        RaTracefs *t = userdata;
 
         if (!e->read)
                 return;
@@ -33,7 +33,7 @@ static void collect(void *userdata, const RaTraceEvent *e) {
 }
 
 static void collect_pcache(void *userdata, const RaPcacheEvent *e) {
-        RaTracer *t = userdata;
+        RaTracefs *t = userdata;
 
         if (t->n_pevents == t->max_pevents) {
                 size_t n = t->max_pevents ? t->max_pevents * 2 : 1024;
@@ -66,7 +66,7 @@ static int by_time(const void *a, const void *b) {
 }
 
 /* Every page one CPU's buffer holds, up to DRAIN_MAX_BYTES. */
-static int drain_cpu(RaTracer *t, RaTracerCpu *c, uint8_t *page) {
+static int drain_cpu(RaTracefs *t, RaTracefsCpu *c, uint8_t *page) {
         RaTracePage layout = { .commit_size = t->formats[0].commit_size,
                                .data_offset = t->formats[0].data_offset };
         RaTraceFormat formats[3] = { t->formats[0] };
@@ -94,7 +94,7 @@ static int drain_cpu(RaTracer *t, RaTracerCpu *c, uint8_t *page) {
         return 0;
 }
 
-int ra_tracer_drain(RaTracer *t, RaTraceHandler fn, RaPcacheHandler pfn, void *userdata) {
+int ra_tracefs_drain(RaTracefs *t, RaTraceHandler fn, RaPcacheHandler pfn, void *userdata) {
         _cleanup_free_ uint8_t *page = malloc(t->page_size);
         int r = 0;
 
@@ -130,7 +130,7 @@ int ra_tracer_drain(RaTracer *t, RaTraceHandler fn, RaPcacheHandler pfn, void *u
 }
 
 static int on_cpu_full(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        RaTracer *t = userdata;
+        RaTracefs *t = userdata;
 
         /* A buffer that cannot be polled would wake us in a loop: it is read once an interval instead. */
         if (revents & (EPOLLERR | EPOLLHUP)) {
@@ -143,7 +143,7 @@ static int on_cpu_full(sd_event_source *s, int fd, uint32_t revents, void *userd
         return 0;
 }
 
-int ra_tracer_watch(RaTracer *t, sd_event *event, RaTracerWake wake, void *userdata) {
+int ra_tracefs_watch(RaTracefs *t, sd_event *event, RaTracefsWake wake, void *userdata) {
         int r = 0;
 
         if (!t->can_wake)
@@ -160,19 +160,19 @@ int ra_tracer_watch(RaTracer *t, sd_event *event, RaTracerWake wake, void *userd
         return r;
 }
 
-void ra_tracer_set_watching(RaTracer *t, bool on) {
+void ra_tracefs_set_watching(RaTracefs *t, bool on) {
         for (size_t i = 0; i < t->n_cpus; i++)
                 if (t->cpus[i].wake)
                         (void) sd_event_source_set_enabled(t->cpus[i].wake, on ? SD_EVENT_ON : SD_EVENT_OFF);
 }
 
 /* The kernel's count of one CPU's events overwritten unread: the line "overrun: N" of its stats. */
-static int read_overrun(const RaTracer *t, unsigned cpu, uint64_t *ret) {
+static int read_overrun(const RaTracefs *t, unsigned cpu, uint64_t *ret) {
         char path[64], buf[1024], *p;
         int r;
 
         (void) snprintf(path, sizeof(path), "per_cpu/cpu%u/stats", cpu);
-        r = ra_tracer_read_attr(t, path, buf, sizeof(buf));
+        r = ra_tracefs_read_attr(t, path, buf, sizeof(buf));
         if (r < 0)
                 return r;
         /* At the start of a line: "commit overrun:" counts something else. */
@@ -185,12 +185,12 @@ static int read_overrun(const RaTracer *t, unsigned cpu, uint64_t *ret) {
         return ra_parse_u64(p, ret);
 }
 
-void ra_tracer_take_counts(RaTracer *t, uint64_t *ret_read, uint64_t *ret_lost) {
+void ra_tracefs_take_counts(RaTracefs *t, uint64_t *ret_read, uint64_t *ret_lost) {
         uint64_t lost = 0;
 
         /* Only a CPU whose pages said so is asked: the count costs a file read a CPU. */
         for (size_t i = 0; i < t->n_cpus; i++) {
-                RaTracerCpu *c = &t->cpus[i];
+                RaTracefsCpu *c = &t->cpus[i];
                 uint64_t v;
 
                 if (!c->missed)

@@ -24,10 +24,10 @@ typedef struct RaDiskStat {
 } RaDiskStat;
 
 /* Parses the text of a stat file: at least 11 decimal fields, nothing else. */
-int ra_stats_parse(const char *text, RaDiskStat *ret);
+int ra_diskstat_parse(const char *text, RaDiskStat *ret);
 
 /* Reads and parses the stat file of a block device's sysfs directory; -ENODEV when it is gone. */
-int ra_stats_read_at(int sysfd, RaDiskStat *ret);
+int ra_diskstat_read_at(int sysfd, RaDiskStat *ret);
 
 /*
  * now - before for every counter. Counters are unsigned long in the kernel,
@@ -36,7 +36,7 @@ int ra_stats_read_at(int sysfd, RaDiskStat *ret);
  * back means the counters were reset (a new device behind the same name):
  * then there is no delta and this returns -ERANGE.
  */
-int ra_stats_delta(const RaDiskStat *before, const RaDiskStat *now, RaDiskStat *ret);
+int ra_diskstat_delta(const RaDiskStat *before, const RaDiskStat *now, RaDiskStat *ret);
 
 /* What one sampling interval shows about a device's reads. */
 typedef struct RaRates {
@@ -49,4 +49,4 @@ typedef struct RaRates {
         double avg_read_latency_ms;    /* 0 without reads */
 } RaRates;
 
-void ra_stats_rates(const RaDiskStat *delta, double seconds, RaRates *ret);
+void ra_diskstat_rates(const RaDiskStat *delta, double seconds, RaRates *ret);

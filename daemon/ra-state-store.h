@@ -22,7 +22,7 @@ void ra_store_close(Manager *m);
 
 /*
  * What is kept for identity (NULL: nothing, or identity NULL), and for
- * vm.page-cluster: to read. Only ra-store.c writes the state.
+ * vm.page-cluster: to read. Only ra-state-store.c writes the state.
  */
 const RaStateEntry *ra_store_entry(const Manager *m, const char *identity);
 const RaStateSwap *ra_store_swap(const Manager *m);

@@ -15,11 +15,11 @@
 
 #include "ra-calib-process.h"
 #include "ra-calib-safe.h"
+#include "ra-calib-sched.h"
 #include "ra-calib.h"
-#include "ra-calibrate.h"
 #include "ra-log.h"
 #include "ra-registry.h"
-#include "ra-store.h"
+#include "ra-state-store.h"
 #include "ra-util.h"
 
 /* A disk that has not read or written for this long may be spun down: it is not woken. */
@@ -315,7 +315,7 @@ static bool running(Manager *m, const char *name) {
         return false;
 }
 
-void ra_calibrate_consider(Manager *m, RaDisk *d, uint64_t now) {
+void ra_calib_sched_consider(Manager *m, RaDisk *d, uint64_t now) {
         const RaStateEntry *stored;
         RaCalibDevice dev;
         const char *why;
@@ -347,7 +347,7 @@ void ra_calibrate_consider(Manager *m, RaDisk *d, uint64_t now) {
         }
 }
 
-int ra_calibrate_request(Manager *m, RaDisk *d, sd_bus_message *request, const char **ret_why) {
+int ra_calib_sched_request(Manager *m, RaDisk *d, sd_bus_message *request, const char **ret_why) {
         RaCalibDevice dev;
         int r;
 
@@ -365,7 +365,7 @@ int ra_calibrate_request(Manager *m, RaDisk *d, sd_bus_message *request, const c
         return r;
 }
 
-void ra_calibrate_stop(Manager *m) {
+void ra_calib_sched_stop(Manager *m) {
         uint64_t until = ra_calib_now_nsec() + STOP_WAIT_MSEC * 1000000ULL;
 
         for (RaCalibJob *j = m->calibration; j; j = j->next)

@@ -4,13 +4,13 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ra-stats.h"
+#include "ra-diskstat.h"
 #include "ra-util.h"
 
 #define STAT_MIN_FIELDS 11
 #define STAT_MAX_FIELDS 32
 
-int ra_stats_parse(const char *text, RaDiskStat *ret) {
+int ra_diskstat_parse(const char *text, RaDiskStat *ret) {
         uint64_t v[STAT_MAX_FIELDS];
         size_t n = 0;
         const char *p = text;
@@ -64,7 +64,7 @@ static int delta_one(uint64_t before, uint64_t now, uint64_t *ret) {
         return -ERANGE;
 }
 
-int ra_stats_delta(const RaDiskStat *before, const RaDiskStat *now, RaDiskStat *ret) {
+int ra_diskstat_delta(const RaDiskStat *before, const RaDiskStat *now, RaDiskStat *ret) {
         /* in_flight is a level, not a counter. */
         RaDiskStat d = { .in_flight = now->in_flight };
 
@@ -90,7 +90,7 @@ int ra_stats_delta(const RaDiskStat *before, const RaDiskStat *now, RaDiskStat *
         return 0;
 }
 
-void ra_stats_rates(const RaDiskStat *delta, double seconds, RaRates *ret) {
+void ra_diskstat_rates(const RaDiskStat *delta, double seconds, RaRates *ret) {
         double ios = (double) delta->read_ios;
 
         *ret = (RaRates){ .seconds = seconds };
@@ -109,12 +109,12 @@ void ra_stats_rates(const RaDiskStat *delta, double seconds, RaRates *ret) {
         }
 }
 
-int ra_stats_read_at(int sysfd, RaDiskStat *ret) {
+int ra_diskstat_read_at(int sysfd, RaDiskStat *ret) {
         char buf[512];
         int r;
 
         r = ra_read_file_at(sysfd, "stat", buf, sizeof(buf));
         if (r < 0)
                 return r == -ENOENT ? -ENODEV : r;
-        return ra_stats_parse(buf, ret);
+        return ra_diskstat_parse(buf, ret);
 }

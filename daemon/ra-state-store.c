@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "ra-log.h"
-#include "ra-store.h"
+#include "ra-state-store.h"
 #include "ra-util.h"
 
 static void manager_changed(Manager *m, const char *property) {

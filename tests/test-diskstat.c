@@ -4,8 +4,8 @@
 #include <check.h>
 #include <stdint.h>
 
+#include "ra-diskstat.h"
 #include "ra-macro.h"
-#include "ra-stats.h"
 #include "test-helpers.h"
 
 /* As the kernel writes it: 17 fields, padded. */
@@ -16,7 +16,7 @@ static const char *const stat_17 =
 START_TEST(test_parse) {
         RaDiskStat s;
 
-        ck_assert_int_eq(ra_stats_parse(stat_17, &s), 0);
+        ck_assert_int_eq(ra_diskstat_parse(stat_17, &s), 0);
         ck_assert_uint_eq(s.read_ios, 1000);
         ck_assert_uint_eq(s.read_merges, 10);
         ck_assert_uint_eq(s.read_sectors, 20480);
@@ -27,7 +27,7 @@ START_TEST(test_parse) {
         ck_assert_uint_eq(s.time_in_queue_ms, 5012);
 
         /* Old kernels write 11 fields. */
-        ck_assert_int_eq(ra_stats_parse("1 2 3 4 5 6 7 8 9 10 11", &s), 0);
+        ck_assert_int_eq(ra_diskstat_parse("1 2 3 4 5 6 7 8 9 10 11", &s), 0);
         ck_assert_uint_eq(s.time_in_queue_ms, 11);
 }
 END_TEST
@@ -46,7 +46,7 @@ START_TEST(test_parse_bad) {
         RaDiskStat s;
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
-                ck_assert_msg(ra_stats_parse(bad[i], &s) == -EINVAL, "accepted '%s'", bad[i]);
+                ck_assert_msg(ra_diskstat_parse(bad[i], &s) == -EINVAL, "accepted '%s'", bad[i]);
 }
 END_TEST
 
@@ -56,12 +56,12 @@ START_TEST(test_delta) {
         RaDiskStat d;
         RaRates r;
 
-        ck_assert_int_eq(ra_stats_delta(&a, &b, &d), 0);
+        ck_assert_int_eq(ra_diskstat_delta(&a, &b, &d), 0);
         ck_assert_uint_eq(d.read_ios, 50);
         ck_assert_uint_eq(d.read_sectors, 2000);
         ck_assert_uint_eq(d.in_flight, 1);
 
-        ra_stats_rates(&d, 0.5, &r);
+        ra_diskstat_rates(&d, 0.5, &r);
         ck_assert_double_eq_tol(r.read_iops, 100, 1e-9);
         ck_assert_double_eq_tol(r.read_bytes_per_sec, 2000.0 * 512 / 0.5, 1e-6);
         ck_assert_double_eq_tol(r.avg_read_request_bytes, 2000.0 * 512 / 50, 1e-6);
@@ -75,7 +75,7 @@ START_TEST(test_delta_wrap) {
         RaDiskStat b = { .read_ios = 10, .read_sectors = 100 };
         RaDiskStat d;
 
-        ck_assert_int_eq(ra_stats_delta(&a, &b, &d), 0);
+        ck_assert_int_eq(ra_diskstat_delta(&a, &b, &d), 0);
         ck_assert_uint_eq(d.read_ios, 20);
         ck_assert_uint_eq(d.read_sectors, 200);
 }
@@ -88,8 +88,8 @@ START_TEST(test_delta_reset) {
         RaDiskStat big = { .read_ios = UINT64_C(1) << 40 };
         RaDiskStat d;
 
-        ck_assert_int_eq(ra_stats_delta(&a, &b, &d), -ERANGE);
-        ck_assert_int_eq(ra_stats_delta(&big, &b, &d), -ERANGE);
+        ck_assert_int_eq(ra_diskstat_delta(&a, &b, &d), -ERANGE);
+        ck_assert_int_eq(ra_diskstat_delta(&big, &b, &d), -ERANGE);
 }
 END_TEST
 
@@ -97,10 +97,10 @@ START_TEST(test_rates_idle) {
         RaDiskStat d = {};
         RaRates r;
 
-        ra_stats_rates(&d, 1, &r);
+        ra_diskstat_rates(&d, 1, &r);
         ck_assert_double_eq(r.read_iops, 0);
         ck_assert_double_eq(r.avg_read_request_bytes, 0);
-        ra_stats_rates(&d, 0, &r);
+        ra_diskstat_rates(&d, 0, &r);
         ck_assert_double_eq(r.seconds, 0);
 }
 END_TEST

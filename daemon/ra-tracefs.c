@@ -12,8 +12,8 @@
 #include <sys/sysmacros.h>
 
 #include "ra-log.h"
-#include "ra-tracer-internal.h"
-#include "ra-tracer.h"
+#include "ra-tracefs-internal.h"
+#include "ra-tracefs.h"
 #include "ra-util.h"
 
 /* One instance per daemon ("radaemon.<pid>"): two daemons (tests, benchmarks) must not share one. */
@@ -53,7 +53,7 @@
 
 static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 
-static int write_attr(const RaTracer *t, const char *attr, const char *value) {
+static int write_attr(const RaTracefs *t, const char *attr, const char *value) {
         _cleanup_close_ int dfd = open(t->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
         if (dfd < 0)
@@ -61,7 +61,7 @@ static int write_attr(const RaTracer *t, const char *attr, const char *value) {
         return ra_write_file_at(dfd, attr, value);
 }
 
-int ra_tracer_read_attr(const RaTracer *t, const char *attr, char *buf, size_t size) {
+int ra_tracefs_read_attr(const RaTracefs *t, const char *attr, char *buf, size_t size) {
         _cleanup_close_ int dfd = open(t->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
         if (dfd < 0)
@@ -69,14 +69,14 @@ int ra_tracer_read_attr(const RaTracer *t, const char *attr, char *buf, size_t s
         return ra_read_file_at(dfd, attr, buf, size);
 }
 
-static int write_event_attr(const RaTracer *t, RaPcacheKind k, const char *attr, const char *value) {
+static int write_event_attr(const RaTracefs *t, RaPcacheKind k, const char *attr, const char *value) {
         char path[128];
 
         (void) snprintf(path, sizeof(path), "events/%s/%s", ra_pcache_kind_path(k), attr);
         return write_attr(t, path, value);
 }
 
-RaTracer *ra_tracer_close(RaTracer *t) {
+RaTracefs *ra_tracefs_close(RaTracefs *t) {
         if (!t)
                 return NULL;
 
@@ -228,7 +228,7 @@ static int read_pcache_format(const char *root, RaPcacheFormat *ret) {
 }
 
 /* Turns the page-cache events on, with a filter that passes nothing until the map is known. */
-static void enable_pcache(RaTracer *t) {
+static void enable_pcache(RaTracefs *t) {
         int r = 0;
 
         for (RaPcacheKind k = 0; k < _RA_PCACHE_KIND_MAX && r >= 0; k++)
@@ -249,17 +249,17 @@ static void enable_pcache(RaTracer *t) {
 }
 
 /* A read of trace_pipe_raw returns one sub-buffer: a page, unless the kernel says otherwise. */
-static size_t read_page_size(const RaTracer *t) {
+static size_t read_page_size(const RaTracefs *t) {
         char buf[32];
         unsigned kb;
 
-        if (ra_tracer_read_attr(t, "buffer_subbuf_size_kb", buf, sizeof(buf)) >= 0 &&
+        if (ra_tracefs_read_attr(t, "buffer_subbuf_size_kb", buf, sizeof(buf)) >= 0 &&
             sscanf(buf, "%u", &kb) == 1 && kb > 0 && kb <= 1024)
                 return (size_t) kb * 1024;
         return (size_t) sysconf(_SC_PAGESIZE);
 }
 
-static int open_cpus(RaTracer *t) {
+static int open_cpus(RaTracefs *t) {
         _cleanup_free_ char *path = NULL;
         struct dirent *de;
         DIR *d;
@@ -275,7 +275,7 @@ static int open_cpus(RaTracer *t) {
 
         while ((de = readdir(d))) {
                 char file[sizeof(de->d_name) + 32];
-                RaTracerCpu *cpus;
+                RaTracefsCpu *cpus;
                 unsigned n;
                 int fd;
 
@@ -294,7 +294,7 @@ static int open_cpus(RaTracer *t) {
                         break;
                 }
                 t->cpus = cpus;
-                t->cpus[t->n_cpus++] = (RaTracerCpu){ .fd = fd, .n = n };
+                t->cpus[t->n_cpus++] = (RaTracefsCpu){ .fd = fd, .n = n };
         }
         closedir(d);
         if (r >= 0 && t->n_cpus == 0)
@@ -302,8 +302,8 @@ static int open_cpus(RaTracer *t) {
         return r;
 }
 
-int ra_tracer_open(RaTracer **ret) {
-        _cleanup_(ra_tracer_closep) RaTracer *t = NULL;
+int ra_tracefs_open(RaTracefs **ret) {
+        _cleanup_(ra_tracefs_closep) RaTracefs *t = NULL;
         const char *root = NULL;
         char path[256];
         int r;
@@ -359,7 +359,7 @@ int ra_tracer_open(RaTracer **ret) {
         if (r >= 0)
                 t->can_wake = write_attr(t, "buffer_percent", WAKE_PERCENT) >= 0;
         if (r >= 0)
-                r = ra_tracer_set_devices(t, NULL, 0, NULL, 0);
+                r = ra_tracefs_set_devices(t, NULL, 0, NULL, 0);
         if (r >= 0)
                 r = write_attr(t, EVENT "enable", "1");
         if (r >= 0 && t->formats[2].id != 0 && write_attr(t, COMPLETE_EVENT "enable", "1") < 0)
@@ -380,23 +380,23 @@ int ra_tracer_open(RaTracer **ret) {
         return 0;
 }
 
-const char *ra_tracer_path(const RaTracer *t) {
+const char *ra_tracefs_path(const RaTracefs *t) {
         return t->dir;
 }
 
-RaEvidence ra_tracer_evidence(const RaTracer *t) {
+RaEvidence ra_tracefs_evidence(const RaTracefs *t) {
         return t->evidence;
 }
 
-const char *ra_tracer_mounted(const RaTracer *t) {
+const char *ra_tracefs_mounted(const RaTracefs *t) {
         return t->mounted;
 }
 
-bool ra_tracer_sees_bios(const RaTracer *t) {
+bool ra_tracefs_sees_bios(const RaTracefs *t) {
         return t->formats[1].id != 0;
 }
 
-int ra_tracer_set_superblocks(RaTracer *t, const RaSbMap *map) {
+int ra_tracefs_set_superblocks(RaTracefs *t, const RaSbMap *map) {
         char filter[FILTER_MAX];
         int r;
 
@@ -433,8 +433,8 @@ static void device_filter(const dev_t *devices, size_t n, char filter[static FIL
         (void) snprintf(filter + len, FILTER_SIZE - len, ") && rwbs ~ \"*R*\"");
 }
 
-int ra_tracer_set_devices(RaTracer *t, const dev_t *requests, size_t n_requests, const dev_t *bios,
-                          size_t n_bios) {
+int ra_tracefs_set_devices(RaTracefs *t, const dev_t *requests, size_t n_requests, const dev_t *bios,
+                           size_t n_bios) {
         char filter[FILTER_SIZE];
         int r;
 
@@ -442,7 +442,7 @@ int ra_tracer_set_devices(RaTracer *t, const dev_t *requests, size_t n_requests,
         r = write_attr(t, EVENT "filter", filter);
         if (r >= 0 && t->formats[2].id != 0)
                 r = write_attr(t, COMPLETE_EVENT "filter", filter);
-        if (r < 0 || !ra_tracer_sees_bios(t))
+        if (r < 0 || !ra_tracefs_sees_bios(t))
                 return r;
 
         if (n_bios == 0) {
