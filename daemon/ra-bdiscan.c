@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ra-bdis.h"
 #include "ra-bdiscan.h"
 #include "ra-context.h"
 #include "ra-inputs.h"
 #include "ra-log.h"
+#include "ra-mounts.h"
 #include "ra-registry.h"
 #include "ra-tune.h"
 #include "ra-util.h"
@@ -221,7 +221,7 @@ void ra_bdiscan_scan(Manager *m, const char *event) {
         size_t n = 0, n_fresh = 0;
         int r;
 
-        r = ra_bdis_scan("/proc/self/mountinfo", "/sys", &v, &n);
+        r = ra_mounts_bdis("/proc/self/mountinfo", "/sys", &v, &n);
         if (r < 0) {
                 log_warning_errno(r, "Cannot read the mounts' bdis, ignoring: %m");
                 return;

@@ -6,11 +6,11 @@
 #include <string.h>
 #include <sys/epoll.h>
 
-#include "ra-bdis.h"
 #include "ra-bdiscan.h"
 #include "ra-bdiwatch.h"
 #include "ra-context.h"
 #include "ra-log.h"
+#include "ra-mounts.h"
 #include "ra-registry.h"
 #include "ra-state-store.h"
 #include "ra-tune.h"

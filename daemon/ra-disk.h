@@ -155,7 +155,7 @@ RA_DEFINE_CLEANUP(RaDisk, ra_disk_free)
 int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_property);
 
 /*
- * Takes b (a bdi ra_bdis_scan() found; b is cleared) and reads what lies
+ * Takes b (a bdi ra_mounts_bdis() found; b is cleared) and reads what lies
  * beneath it through udev, as disks are read. -ENODEV when the bdi is gone.
  */
 int ra_disk_update_bdi(RaDisk *d, struct udev *udev, RaBdi *b);

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "ra-bdi.h"
 #include "ra-sbmap.h"
 
 struct libmnt_fs;
@@ -24,3 +25,12 @@ int ra_mounts_foreach(const char *mountinfo, RaMountFunc f, void *userdata);
  */
 int ra_mounts_build(const char *mountinfo, const char *sysfs_root, const dev_t *disks, size_t n_disks,
                     RaSbMap *ret);
+
+/*
+ * The bdis the mounted file systems read through that are not a disk's (see
+ * ra-bdi.h), from mountinfo (read with libmount) and sysfs: one entry per
+ * superblock, with its first mount point. File systems on a disk or a
+ * partition, and those without a bdi of their own (tmpfs, overlay, proc),
+ * are not listed. Returns 0 with *ret NULL and *ret_n 0 when there is none.
+ */
+int ra_mounts_bdis(const char *mountinfo, const char *sysfs_root, RaBdi **ret, size_t *ret_n);

@@ -11,7 +11,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "ra-bdis.h"
+#include "ra-mounts.h"
 #include "test-helpers.h"
 
 static const RaBounds any = { .min_kb = RA_KB_MIN, .max_kb = RA_KB_LIMIT };
@@ -67,7 +67,7 @@ START_TEST(test_scan) {
         (void) snprintf(mountinfo, sizeof(mountinfo), "%s/mountinfo", dir);
         (void) snprintf(sys, sizeof(sys), "%s/sys", dir);
 
-        ck_assert_int_eq(ra_bdis_scan(mountinfo, sys, &v, &n), 0);
+        ck_assert_int_eq(ra_mounts_bdis(mountinfo, sys, &v, &n), 0);
         ck_assert_uint_eq(n, 5);
 
         /* Found from its source device; its subvolume's mount is the same superblock. */
