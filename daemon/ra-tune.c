@@ -25,6 +25,7 @@
 
 /* The drift check decides again, and a decision that finds sysfs moved checks the drift. */
 static void decide(Manager *m, RaDisk *d, const char *event);
+static const char *drift(Manager *m, RaDisk *d, uint32_t kb);
 
 static bool decision_equal(const RaDecision *a, const RaDecision *b) {
         return a->kb == b->kb && a->source == b->source && strcmp(a->reason, b->reason) == 0;
@@ -66,16 +67,17 @@ static RaKnob window_knob(RaDisk *d) {
  * drift check, which knows each of them and decides; deciding over it here
  * would write over a server's answer.
  */
-static bool sysfs_moved(Manager *m, RaDisk *d) {
+static bool sysfs_moved(Manager *m, RaDisk *d, const char **ret_again) {
         uint32_t now;
 
+        *ret_again = NULL;
         /* A new medium's value is the kernel's; its udev event decides (a learning decision waits). */
         if (d->medium_pending)
                 return true;
 
         if (ra_disk_read_knob(d, &now) < 0 || now == d->attrs.read_ahead_kb)
                 return false;
-        ra_tune_drift(m, d, now);
+        *ret_again = drift(m, d, now);
         return true;
 }
 
@@ -110,12 +112,17 @@ static RaInputs inputs_of(const RaDisk *d, const char **leaf_ids) {
         };
 }
 
-/* Decides for d, and writes unless the value is there already or radaemon only observes. */
-static void decide(Manager *m, RaDisk *d, const char *event) {
+/*
+ * Decides for d, and writes unless the value is there already or radaemon
+ * only observes. Returns the event to decide again with when the drift
+ * check asks for it (the value had moved), else NULL.
+ */
+static const char *decide_once(Manager *m, RaDisk *d, const char *event) {
         _cleanup_free_ const char **leaf_ids = ra_tune_leaf_identities(m, d);
         RaDecision previous = d->decision;
         RaKnob k = window_knob(d);
         RaSettingsRun run;
+        const char *again = NULL;
         RaInputs in;
         bool news;
 
@@ -148,21 +155,49 @@ static void decide(Manager *m, RaDisk *d, const char *event) {
                 /* At the start, empty devices are said in one line (ra_manager_start()). */
                 log_full_errno(news && !ra_streq(event, "coldplug") ? LOG_INFO : LOG_DEBUG, 0, "%s: %s",
                                d->name, d->decision.reason);
-        else if (sysfs_moved(m, d))
-                return;
+        else if (sysfs_moved(m, d, &again))
+                return again;
         else if (ra_tune_knob_settle(m, &k, news, d->attrs.read_ahead_kb, d->decision.kb,
                                      ra_source_to_string(d->decision.source), event, d->decision.reason,
                                      &d->attrs.read_ahead_kb) > 0)
                 d->decisions++;
+        return NULL;
+}
+
+/*
+ * The drift check may ask to decide again (a FUSE server's answer, the
+ * kernel restacking, a value to reassert or yield to), and the decision
+ * then reads sysfs again: a loop, not a recursion, and a bounded one. A
+ * value that still moves after RA_TUNE_DECIDE_PASSES decisions is left to
+ * the next interval's check (ra_tune_check_window()).
+ */
+#define RA_TUNE_DECIDE_PASSES 4
+
+static void decide(Manager *m, RaDisk *d, const char *event) {
+        for (unsigned pass = 0; event; pass++) {
+                if (pass == RA_TUNE_DECIDE_PASSES) {
+                        log_debug(
+                                "%s: read_ahead_kb moved under %u decisions in a row; the next check decides.",
+                                d->name, pass);
+                        return;
+                }
+                event = decide_once(m, d, event);
+        }
 }
 
 void ra_tune_drift(Manager *m, RaDisk *d, uint32_t kb) {
+        decide(m, d, drift(m, d, kb));
+}
+
+/* What the drift check makes of kb, found where d->attrs said otherwise: the event to decide again with, or
+ * NULL. */
+static const char *drift(Manager *m, RaDisk *d, uint32_t kb) {
         uint32_t was = d->attrs.read_ahead_kb;
         uint64_t now;
         RaKnob k;
 
         if (kb == was)
-                return;
+                return NULL;
         d->attrs.read_ahead_kb = kb;
         (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
 
@@ -186,8 +221,7 @@ void ra_tune_drift(Manager *m, RaDisk *d, uint32_t kb) {
                  * and Restore goes back to it.
                  */
                 ra_store_set_original(m, d->identity, kb);
-                decide(m, d, "fuse init");
-                return;
+                return "fuse init";
         }
 
         /*
@@ -205,7 +239,7 @@ void ra_tune_drift(Manager *m, RaDisk *d, uint32_t kb) {
                          "its starting value; radaemon writes %" PRIu32 " KiB when udev is done.",
                          d->name, was, kb, d->decision.kb);
                 ra_store_set_original(m, d->identity, kb);
-                return;
+                return NULL;
         }
 
         /*
@@ -220,31 +254,27 @@ void ra_tune_drift(Manager *m, RaDisk *d, uint32_t kb) {
                          " KiB, the kernel's value for its limits: it stacked the devices beneath "
                          "again; deciding again.",
                          d->name, was, kb);
-                decide(m, d, "restack");
-                return;
+                return "restack";
         }
 
         /* Yielding already: the target is whatever is there. */
-        if (d->external) {
-                decide(m, d, "external change");
-                return;
-        }
+        if (d->external)
+                return "external change";
 
         /* Nothing to defend without a medium. */
         if (d->decision.kb == 0)
-                return;
+                return NULL;
         k = window_knob(d);
         switch (ra_tune_knob_drift(m, &k, was, kb, d->decision.kb)) {
         case RA_DRIFT_IGNORE:
-                return;
+                return NULL;
         case RA_DRIFT_REASSERT:
-                decide(m, d, "reassert");
-                return;
+                return "reassert";
         case RA_DRIFT_YIELD:
                 d->external = true;
-                decide(m, d, "external change");
-                return;
+                return "external change";
         }
+        return NULL;
 }
 
 int ra_tune_begin(RaDisk *d, RaTune *ret) {
