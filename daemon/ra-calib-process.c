@@ -136,12 +136,11 @@ static int timed_stream(RaCalibReads *j, int fd, void *buf, uint32_t kb, uint64_
  * What a place holds for the largest of the first n_sizes sizes: its read
  * (a disk's stream), and the head's before it.
  */
-static uint64_t span_of(const RaCalibReads *j, size_t n_sizes) {
+static uint64_t span_of(const RaCalibReads *j, size_t n_sizes, bool streams) {
         uint32_t kb = j->sizes[n_sizes - 1];
+        uint64_t span = (uint64_t) kb * (streams ? stream_reads(kb) : 1) * 1024;
 
-        if (!j->rotational)
-                return (uint64_t) kb * 1024;
-        return (uint64_t) kb * stream_reads(kb) * 1024 + (uint64_t) j->jump_kb * 1024;
+        return j->rotational ? span + (uint64_t) j->jump_kb * 1024 : span;
 }
 
 /*
@@ -158,6 +157,7 @@ static int measure(RaCalibReads *j) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ void *buf = NULL;
         RaDiskStat start = {};
+        bool streams;
         int r;
 
         /* The process's own class: reads of anything else on the disk come first (bfq, mq-deadline). */
@@ -189,15 +189,22 @@ static int measure(RaCalibReads *j) {
          * largest size: the largest sizes go until one pass of those left
          * has a place each.
          */
-        while (n_sizes > 1 && span_of(j, n_sizes) * n_sizes > j->size_bytes)
+        /*
+         * Streams need room: a device that says it is rotational but holds
+         * less than a pass of the smallest size's streams (a 505 KiB loop
+         * device over a file on a disk) is timed a read at a time, as it was
+         * before streams; no disk with a head and a cache is that small.
+         */
+        streams = j->rotational && span_of(j, 1, true) * PASSES <= j->size_bytes;
+        while (n_sizes > 1 && span_of(j, n_sizes, streams) * n_sizes > j->size_bytes)
                 n_sizes--;
         /* The clock times a large odd number (2^64 / the golden ratio): nearby starts, far-apart shifts. */
         shift = ra_calib_now_nsec() * 0x9E3779B97F4A7C15ULL;
         n_places = ra_calib_places(j->size_bytes, PASSES * n_sizes + (j->rotational ? JUMPS : 0),
-                                   span_of(j, n_sizes), jump_bytes, shift, places);
+                                   span_of(j, n_sizes, streams), jump_bytes, shift, places);
         for (unsigned pass = 0; pass < PASSES; pass++)
                 for (size_t i = 0; i < n_sizes; i++) {
-                        uint32_t kb = j->sizes[i] * (j->rotational ? stream_reads(j->sizes[i]) : 1);
+                        uint32_t kb = j->sizes[i] * (streams ? stream_reads(j->sizes[i]) : 1);
 
                         if (k == n_places || !ra_calib_affordable(sh->samples, sh->n, kb))
                                 return 0;
@@ -213,7 +220,7 @@ static int measure(RaCalibReads *j) {
                                 offset += jump_bytes;
                                 our_sectors += jump_bytes / 512;
                         }
-                        if (j->rotational)
+                        if (streams)
                                 r = timed_stream(j, fd, buf, j->sizes[i], offset);
                         else
                                 r = timed_read(j, fd, buf, j->sizes[i], offset, false);
