@@ -60,11 +60,6 @@ bool ra_adapt_cost_tells(const RaAdaptLimits *l, uint64_t reads, uint64_t bytes,
                busy_usec(&l->calib, reads, bytes) * 100 >= RA_ADAPT_GROW_BUSY_PERCENT * seconds * 1e6;
 }
 
-/* The share of a stream's time that its commands cost at a window of kb, in percent. */
-static double command_percent(const RaCalib *c, uint32_t kb) {
-        return c->command_us * 100.0 / ra_calib_read_usec(c, kb, false);
-}
-
 uint32_t ra_adapt_cost_grow_kb(const RaAdaptLimits *l, uint64_t reads, uint64_t bytes, double seconds,
                                uint32_t cur_kb, uint32_t hi_kb, char reason[static RA_REASON_MAX]) {
         const RaCalib *c = &l->calib;
@@ -78,7 +73,7 @@ uint32_t ra_adapt_cost_grow_kb(const RaAdaptLimits *l, uint64_t reads, uint64_t 
          */
         if (!ra_adapt_cost_tells(l, reads, bytes, seconds) || cur_kb == 0)
                 return 0;
-        while (kb < hi_kb && command_percent(c, kb) > RA_ADAPT_GROW_PERCENT)
+        while (kb < hi_kb && kb < ra_calib_stream_kb(c))
                 kb = kb > hi_kb / 2 ? hi_kb : kb * 2;
         if (kb <= cur_kb)
                 return 0;

@@ -17,9 +17,9 @@
  * for every W: its reads of S bytes cost S / W x c + S / B of the device's
  * time. A larger window W' saves (S / W - S / W') x c, the commands it
  * does not make. The window the model wants is the smallest doubling of
- * the one in force whose commands cost at most RA_ADAPT_GROW_PERCENT of a
- * stream's time, c / (c + W' / B) (the calibration's own rule, 95 % of the
- * bandwidth: ra_calib_prior()), and it is taken when what it saves is
+ * the one in force whose commands cost at most 5 % of a stream's time,
+ * c / (c + W' / B) (the calibration's own rule, 95 % of the bandwidth:
+ * ra_calib_stream_kb()), and it is taken when what it saves is
  * RA_ADAPT_GROW_PERCENT or more of the time the interval's sequential reads
  * cost: the share within which the trials call two windows equal
  * (RA_ADAPT_GAIN_TIE), so the model grows only where a trial would keep the

@@ -281,11 +281,8 @@ void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, R
                         " KiB, about a tenth of a second of it, is the most worth reading for nothing",
                         c->bandwidth_kb_s, kb);
         } else {
-                /*
-                 * One stream at W gets W / (c + W / B): 95 % of B from W = 19 c B;
-                 * each doubling beyond gains less than 5 %.
-                 */
-                uint64_t need = (uint64_t) 19 * c->command_us * c->bandwidth_kb_s / 1000000;
+                /* Each doubling beyond the stream's 95 % gains less than 5 %. */
+                uint64_t need = (uint64_t) ra_calib_stream_kb(c);
                 size_t len = 0;
 
                 kb = pow2_at_least(need);
@@ -322,6 +319,10 @@ void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, R
 }
 
 /* KiB/s as people read it: "15 KiB/s", "231.4 MiB/s". */
+double ra_calib_stream_kb(const RaCalib *c) {
+        return 19.0 * c->command_us * c->bandwidth_kb_s / 1000000;
+}
+
 double ra_calib_read_usec(const RaCalib *c, uint32_t kb, bool jump) {
         double t = c->command_us;
 

@@ -135,6 +135,14 @@ void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, R
 double ra_calib_read_usec(const RaCalib *c, uint32_t kb, bool jump);
 
 /*
+ * The window, in KiB, from which one stream reads at 95 % of the bandwidth:
+ * it gets W / (c + W / B), so from W = 19 c B its commands cost at most 5 %
+ * of its time. The calibration's window (ra_calib_prior()) and growth on
+ * the model (ra-adapt-cost.h) both go by it.
+ */
+double ra_calib_stream_kb(const RaCalib *c);
+
+/*
  * The cost model assumed for a device nothing measured (never calibrated,
  * nor learned from its own traced reads yet), from what it says it is. The
  * figures are the slow end of the devices of each kind met as system disks,
