@@ -44,7 +44,7 @@ typedef struct RaCalibSample {
         bool jump;
 } RaCalibSample;
 
-/* The measured curve: the throughput of one direct read of kb, the fastest of its repeats. */
+/* The measured curve: the throughput of one direct read of kb (the fastest read alone, or the median stream). */
 typedef struct RaCalibPoint {
         uint32_t kb;
         uint32_t kb_s;
@@ -102,9 +102,9 @@ bool ra_calib_affordable(const RaCalibSample *s, size_t n, uint32_t kb);
 /*
  * Fits the samples: the curve, the command cost and bandwidth from the
  * sequential reads (least squares on the relative error of t = c + S / B
- * over the fastest read of each size, a stream's time shared among its
- * reads, as interference only adds time; with
- * one size only, the bandwidth at that size and no command cost), a
+ * over each size's time: the fastest read timed alone, as interference
+ * only adds time; the median of its streams, each stream's time shared
+ * among its reads, as a stream's can be off either way; with one size only, the bandwidth at that size and no command cost), a
  * rotational disk's jump from the reads that jumped. -EINVAL when no read
  * was sequential.
  */

@@ -28,7 +28,8 @@
  * MiB/s in six runs on a loaded host, its 256 KiB reads at up to 437 MiB/s;
  * timed as streams, at 164-177 MiB/s in six. What a stream misses is only
  * what was read ahead before the first read's return reached this process,
- * a share of the stream's 5-15 ms.
+ * a share of the stream's 5-15 ms, and a slow wakeup there is taken by the
+ * median of the passes (ra_calib_fit()).
  */
 #define STREAM_KB 1024u
 

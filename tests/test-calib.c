@@ -606,6 +606,9 @@ END_TEST
  * KiB come from the cache the disk reads ahead into; the stream's time
  * still holds the media's. The fit says the media's rate, not the cache's
  * (one timed read after the head's "calibrated" it at 353-456 MiB/s).
+ * One 64 KiB stream began late (3.6 ms, 276 MiB/s: the disk had read
+ * ahead before this process woke, as under ASan on a loaded CI host): the
+ * median of the five passes does not take it.
  */
 START_TEST(test_fit_hdd_streams) {
         static const struct {
@@ -615,7 +618,7 @@ START_TEST(test_fit_hdd_streams) {
                 { 4, 256, 16.273 },  { 16, 64, 11.862 },  { 64, 16, 6.610 },   { 256, 4, 7.875 },
                 { 1024, 2, 10.726 }, { 4, 256, 17.720 },  { 16, 64, 11.942 },  { 64, 16, 6.571 },
                 { 256, 4, 7.688 },   { 1024, 2, 10.658 }, { 4, 256, 19.763 },  { 16, 64, 11.179 },
-                { 64, 16, 6.344 },   { 256, 4, 7.536 },   { 1024, 2, 10.520 }, { 4, 256, 16.843 },
+                { 64, 16, 3.627 },   { 256, 4, 7.536 },   { 1024, 2, 10.520 }, { 4, 256, 16.843 },
                 { 16, 64, 14.428 },  { 64, 16, 6.296 },   { 256, 4, 7.468 },   { 1024, 2, 35.361 },
                 { 4, 256, 17.234 },  { 16, 64, 10.422 },  { 64, 16, 6.270 },   { 256, 4, 7.255 },
                 { 1024, 2, 19.800 },
@@ -632,10 +635,11 @@ START_TEST(test_fit_hdd_streams) {
         ck_assert_uint_ge(c.bandwidth_kb_s, 100 * 1024);
         ck_assert_uint_le(c.bandwidth_kb_s, 200 * 1024);
         ck_assert_uint_le(c.command_us, 100);
-        /* Each point is one read's share of its stream: 1 MiB of 4 KiB reads in 16.3 ms, 61.4 MiB/s. */
+        /* Each point is one read's share of its passes' median stream: 1 MiB of 4 KiB reads in 17.2 ms, 58.0 MiB/s. */
         ck_assert_uint_eq(c.points[0].kb, 4);
-        ck_assert_uint_ge(c.points[0].kb_s, 61 * 1024);
-        ck_assert_uint_le(c.points[0].kb_s, 62 * 1024);
+        ck_assert_uint_ge(c.points[0].kb_s, 57 * 1024);
+        ck_assert_uint_le(c.points[0].kb_s, 59 * 1024);
+        ck_assert_uint_le(c.points[2].kb_s, 200 * 1024);
 
         /* A stream's bytes count against the budget: 32 streams of 2 MiB fill the 64 MiB. */
         for (n = 0; n < 32; n++)
