@@ -44,7 +44,8 @@ typedef struct RaCalibSample {
         bool jump;
 } RaCalibSample;
 
-/* The measured curve: the throughput of one direct read of kb (the fastest read alone, or the median stream). */
+/* The measured curve: the throughput of one direct read of kb (the fastest read alone, or the median
+ * stream). */
 typedef struct RaCalibPoint {
         uint32_t kb;
         uint32_t kb_s;
@@ -104,9 +105,9 @@ bool ra_calib_affordable(const RaCalibSample *s, size_t n, uint32_t kb);
  * sequential reads (least squares on the relative error of t = c + S / B
  * over each size's time: the fastest read timed alone, as interference
  * only adds time; the median of its streams, each stream's time shared
- * among its reads, as a stream's can be off either way; with one size only, the bandwidth at that size and no command cost), a
- * rotational disk's jump from the reads that jumped. -EINVAL when no read
- * was sequential.
+ * among its reads, as a stream's can be off either way; with one size only, the bandwidth at that size and
+ * no command cost), a rotational disk's jump from the reads that jumped. -EINVAL when no read was
+ * sequential.
  */
 int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret);
 
@@ -209,10 +210,15 @@ const char *ra_calib_source_to_string(RaCalibSource s);
  * sequential sample. A request that jumped is timed from when the head was
  * free (its issue, or the completion before it: one command at a time),
  * and the last RA_CALIB_TRACE_JUMPS small ones (up to 64 KiB) give the
- * jump, as the calibration's jumps do.
+ * jump, as the calibration's jumps do. A stream's time is off either way:
+ * a reader that paused while the disk read on then reads what it missed
+ * from the cache (a busy hdd-7200 under ASan traced at 252-365 MiB/s), so
+ * a class gives the median of its last RA_CALIB_TRACE_STREAMS streams, as
+ * the calibration gives its passes' median.
  */
 #define RA_CALIB_TRACE_STREAM_KB 1024
 #define RA_CALIB_TRACE_JUMPS 15
+#define RA_CALIB_TRACE_STREAMS 7
 
 typedef struct RaCalibTrace {
         struct {
@@ -220,9 +226,11 @@ typedef struct RaCalibTrace {
                 uint64_t issued_ns; /* 0: a free slot */
                 uint32_t kb;
         } inflight[RA_CALIB_TRACE_INFLIGHT];
-        RaCalibSample fastest[RA_CALIB_TRACE_CLASSES]; /* nsec 0: none yet */
+        RaCalibSample sample[RA_CALIB_TRACE_CLASSES]; /* each class's: its fastest request, or its median
+                                                         stream; nsec 0: none yet */
         uint64_t count[RA_CALIB_TRACE_CLASSES];
-        bool changed; /* a class's fastest moved, or a class began to count, since the last fit */
+        bool changed; /* a class's sample moved, or a class began to count, since the last fit */
+        RaCalibSample streamed[RA_CALIB_TRACE_CLASSES][RA_CALIB_TRACE_STREAMS]; /* rings, count[k] in all */
 
         bool streams; /* a rotational disk: see above */
         struct {
