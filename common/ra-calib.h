@@ -44,8 +44,7 @@ typedef struct RaCalibSample {
         bool jump;
 } RaCalibSample;
 
-/* The measured curve: the throughput of one direct read of kb (the fastest read alone, or the median
- * stream). */
+/* The measured curve: the throughput of one direct read of kb (the fastest alone, or the median stream). */
 typedef struct RaCalibPoint {
         uint32_t kb;
         uint32_t kb_s;
@@ -105,8 +104,9 @@ bool ra_calib_affordable(const RaCalibSample *s, size_t n, uint32_t kb);
  * sequential reads (least squares on the relative error of t = c + S / B
  * over each size's time: the fastest read timed alone, as interference
  * only adds time; the median of its streams, each stream's time shared
- * among its reads, as a stream's can be off either way; with one size only, the bandwidth at that size and
- * no command cost), a rotational disk's jump from the reads that jumped. -EINVAL when no read was
+ * among its reads, as a stream's can be off either way; with one size
+ * only, the bandwidth at that size and no command cost), a rotational
+ * disk's jump from the reads that jumped. -EINVAL when no read was
  * sequential.
  */
 int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret);
@@ -226,8 +226,8 @@ typedef struct RaCalibTrace {
                 uint64_t issued_ns; /* 0: a free slot */
                 uint32_t kb;
         } inflight[RA_CALIB_TRACE_INFLIGHT];
-        RaCalibSample sample[RA_CALIB_TRACE_CLASSES]; /* each class's: its fastest request, or its median
-                                                         stream; nsec 0: none yet */
+        /* Each class's: its fastest request, or its median stream; nsec 0: none yet. */
+        RaCalibSample sample[RA_CALIB_TRACE_CLASSES];
         uint64_t count[RA_CALIB_TRACE_CLASSES];
         bool changed; /* a class's sample moved, or a class began to count, since the last fit */
         RaCalibSample streamed[RA_CALIB_TRACE_CLASSES][RA_CALIB_TRACE_STREAMS]; /* rings, count[k] in all */
