@@ -413,13 +413,6 @@ void ra_tune_identified(Manager *m, RaDisk *d, const char *previous_identity) {
                 ra_adapt_restore(&d->model, learned);
 }
 
-void ra_tune_forget(Manager *m, RaDisk *d, int level, const char *why) {
-        log_full_errno(level, 0, "%s: %s", d->name, why);
-        if (d->published)
-                ra_bus_disk_removed(m, d);
-        ra_registry_remove(m, d);
-}
-
 void ra_tune_learning(Manager *m, const char *off) {
         bool changed = !ra_streq(off, m->learning_off);
 
