@@ -148,7 +148,6 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
                 .beneath_userdata = udev_device_get_udev(dev),
         };
         _cleanup_(ra_inputs_clear) RaInputs in = {};
-        _cleanup_close_ int sysfd = -1;
         const char *bad_attr = NULL;
         int r;
 
@@ -160,10 +159,7 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
                 return r;
         d->devnum = udev_device_get_devnum(dev);
 
-        sysfd = ra_disk_open_sysfs(d);
-        if (sysfd < 0)
-                return sysfd;
-
+        /* The one open of its sysfs directory: gone, it is -ENODEV below. */
         r = ra_inputs_read_disk(&in, "/sys", d->name, &src, &bad_attr, ret_bad_property);
         if (r <= 0) {
                 if (r < 0 && r != -ENOMEM)
@@ -195,14 +191,8 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
         if (r < 0)
                 return r;
 
-        /*
-         * The kernel makes the mq directory for every blk-mq queue, and since
-         * Linux 5.0 (the legacy request path gone) every request-based queue
-         * is one; bio-based devices have none. (Recent kernels, this 6.18,
-         * also hide their queue's scheduler and nr_requests; older ones show
-         * both, the scheduler as "none" as for some blk-mq queues.)
-         */
-        d->bio_based = faccessat(sysfd, "mq", F_OK, 0) < 0 && errno == ENOENT;
+        /* Its requests are traced as bios (ra-inputs.h). */
+        d->bio_based = in.bio_based;
 
         take_stack(d, &in);
         return *ret_bad_property ? -EINVAL : 0;
