@@ -72,7 +72,7 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b, const char *event) {
          */
         if (m->on_object_seen(m, d, event) < 0)
                 return false;
-        d->reread = false;
+        d->as_bdi.reread = false;
         r = ra_disk_update_bdi(d, m->udev, b);
         if (r == -ENODEV) {
                 ra_tune_forget(m, d, again ? LOG_INFO : LOG_DEBUG,
@@ -105,22 +105,22 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b, const char *event) {
                 d->attrs.read_ahead_kb = was;
                 ra_tune_drift(m, d, kb);
                 /* Read after udevd's "add": a write from now on is somebody else's. */
-                if (d->udev_added)
-                        d->udev_add_pending_since = 0;
+                if (d->as_bdi.udev_added)
+                        d->as_bdi.udev_add_pending_since = 0;
         } else {
-                d->server_kb = ra_inputs_server_kb(&d->attrs, m->state, d->identity);
+                d->as_bdi.server_kb = ra_inputs_server_kb(&d->attrs, m->state, d->identity);
                 /* Looked for by the bdi watcher's FUSE timer from now on. */
-                if (d->bdi.kind == RA_BDI_FUSE)
-                        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &d->fuse_init_pending_since);
+                if (d->as_bdi.bdi.kind == RA_BDI_FUSE)
+                        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &d->as_bdi.fuse_init_pending_since);
                 /* Those found at start were made before: udevd is done with them. */
-                if (m->ready && !d->udev_added)
-                        d->udev_add_pending_since = now_usec(m);
+                if (m->ready && !d->as_bdi.udev_added)
+                        d->as_bdi.udev_add_pending_since = now_usec(m);
         }
-        if (!d->bdi.mountpoint)
-                log_info("%s: %s being mounted (%s).", d->name, d->bdi.fs_type, d->identity);
+        if (!d->as_bdi.bdi.mountpoint)
+                log_info("%s: %s being mounted (%s).", d->name, d->as_bdi.bdi.fs_type, d->identity);
         else if (!again || !ra_streq(previous, d->identity) || !d->announced)
-                log_info("%s: %s at %s (%s), bdi of %s.", d->name, d->bdi.fs_type, d->bdi.mountpoint,
-                         d->identity, d->bdi.source ?: "?");
+                log_info("%s: %s at %s (%s), bdi of %s.", d->name, d->as_bdi.bdi.fs_type,
+                         d->as_bdi.bdi.mountpoint, d->identity, d->as_bdi.bdi.source ?: "?");
         ra_tune_identified(m, d, previous);
         return true;
 }
@@ -142,7 +142,7 @@ static bool take_bdi(Manager *m, RaBdi *b, bool retune, const char *event) {
          * next mount: unmounted and mounted again between two scans, it is
          * another file system under the old name.
          */
-        if (d && d->bdi.mount_id > 0 && b->mount_id > 0 && d->bdi.mount_id != b->mount_id) {
+        if (d && d->as_bdi.bdi.mount_id > 0 && b->mount_id > 0 && d->as_bdi.bdi.mount_id != b->mount_id) {
                 ra_tune_forget(m, d, LOG_INFO, "unmounted.");
                 d = NULL;
         }
@@ -156,7 +156,7 @@ static bool take_bdi(Manager *m, RaBdi *b, bool retune, const char *event) {
         if (d) {
                 d->seen = true;
                 /* Decided while its mount ran, or udevd has finished with it. */
-                if (!d->reread && (d->bdi.mountpoint || !b->mountpoint)) {
+                if (!d->as_bdi.reread && (d->as_bdi.bdi.mountpoint || !b->mountpoint)) {
                         if (!retune || m->on_object_seen(m, d, event) < 0)
                                 return false;
                 } else if (!read_bdi(m, d, b, event))
@@ -185,7 +185,7 @@ static void settle(Manager *m) {
 
 /* A btrfs whose mount is under way is not in mountinfo yet, and is kept while its bdi is there. */
 static bool mounting(const RaDisk *d) {
-        return !d->bdi.mountpoint && ra_bdi_exists("/sys", d->name);
+        return !d->as_bdi.bdi.mountpoint && ra_bdi_exists("/sys", d->name);
 }
 
 void ra_bdiscan_scan(Manager *m, const char *event) {

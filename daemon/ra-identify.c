@@ -7,7 +7,6 @@
 
 #include "ra-identify.h"
 #include "ra-log.h"
-#include "ra-registry.h"
 #include "ra-state-store.h"
 #include "ra-state.h"
 #include "ra-util.h"

@@ -232,10 +232,10 @@ static void bdi_event(Manager *m, struct udev_device *dev, const char *action) {
         RaDisk *d = ra_registry_find(m, udev_device_get_sysname(dev) ?: "");
 
         if (d && d->kind == RA_KIND_BDI && (ra_streq(action, "add") || ra_streq(action, "change")))
-                d->reread = true;
+                d->as_bdi.reread = true;
         /* Its rules have run: what they wrote is read at the scan, as the starting value. */
         if (d && d->kind == RA_KIND_BDI && ra_streq(action, "add"))
-                d->udev_added = true;
+                d->as_bdi.udev_added = true;
 }
 
 static bool manages_disk(void *userdata, const char *name) {
