@@ -61,6 +61,14 @@ int ra_inputs_read_disk(RaInputs *in, const char *sysfs_root, const char *name, 
                 return 0; /* gone, or without queue/read_ahead_kb */
         if (r < 0 && !(r == -EINVAL && *ret_bad_property))
                 return r;
+        /*
+         * The kernel makes the mq directory for every blk-mq queue, and since
+         * Linux 5.0 (the legacy request path gone) every request-based queue
+         * is one; bio-based devices have none. (Recent kernels, this 6.18,
+         * also hide their queue's scheduler and nr_requests; older ones show
+         * both, the scheduler as "none" as for some blk-mq queues.)
+         */
+        in->bio_based = faccessat(sysfd, "mq", F_OK, 0) < 0 && errno == ENOENT;
 
         /* A dm or md device from the disks at the bottom of its stack. */
         in->stack_read =

@@ -44,6 +44,7 @@ typedef struct RaInputs {
         char **leaf_names;
         char **leaf_identities; /* one per leaf, "" where unknown; NULL: none known */
         char *stack_bad_path;
+        bool bio_based; /* a queue without blk-mq (dm, md): its requests are traced as bios */
 
         /* A bdi: what lies beneath (a partition by its disk, each once) and the value it was given. */
         RaBdi bdi;

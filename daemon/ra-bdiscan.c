@@ -54,7 +54,7 @@ static uint64_t now_usec(Manager *m) {
  * false when it is dropped. Read again later (mounted now, or udevd done with
  * it), it keeps what it learned and the value its file system was given.
  */
-static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b) {
+static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b, const char *event) {
         bool again = d->identity != NULL;
         uint32_t was = d->attrs.read_ahead_kb;
         _cleanup_free_ char *previous = NULL;
@@ -64,7 +64,15 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b) {
                 (void) log_oom();
                 return false;
         }
-        d->reread = false;
+        /*
+         * Reported before the read: what it finds (a FUSE server's INIT answer,
+         * a value written behind radaemon's back, the mount's identity) and the
+         * decision after it go out in one PropertiesChanged. Without memory it
+         * is read at a later scan (reread stays set).
+         */
+        if (m->on_object_seen(m, d, event) < 0)
+                return false;
+        d->as_bdi.reread = false;
         r = ra_disk_update_bdi(d, m->udev, b);
         if (r == -ENODEV) {
                 ra_tune_forget(m, d, again ? LOG_INFO : LOG_DEBUG,
@@ -97,47 +105,36 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b) {
                 d->attrs.read_ahead_kb = was;
                 ra_tune_drift(m, d, kb);
                 /* Read after udevd's "add": a write from now on is somebody else's. */
-                if (d->udev_added)
-                        d->udev_add_pending_since = 0;
+                if (d->as_bdi.udev_added)
+                        d->as_bdi.udev_add_pending_since = 0;
         } else {
-                d->server_kb = ra_inputs_server_kb(&d->attrs, m->state, d->identity);
+                d->as_bdi.server_kb = ra_inputs_server_kb(&d->attrs, m->state, d->identity);
                 /* Looked for by the bdi watcher's FUSE timer from now on. */
-                if (d->bdi.kind == RA_BDI_FUSE)
-                        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &d->fuse_init_pending_since);
+                if (d->as_bdi.bdi.kind == RA_BDI_FUSE)
+                        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &d->as_bdi.fuse_init_pending_since);
                 /* Those found at start were made before: udevd is done with them. */
-                if (m->ready && !d->udev_added)
-                        d->udev_add_pending_since = now_usec(m);
+                if (m->ready && !d->as_bdi.udev_added)
+                        d->as_bdi.udev_add_pending_since = now_usec(m);
         }
-        if (!d->bdi.mountpoint)
-                log_info("%s: %s being mounted (%s).", d->name, d->bdi.fs_type, d->identity);
+        if (!d->as_bdi.bdi.mountpoint)
+                log_info("%s: %s being mounted (%s).", d->name, d->as_bdi.bdi.fs_type, d->identity);
         else if (!again || !ra_streq(previous, d->identity) || !d->announced)
-                log_info("%s: %s at %s (%s), bdi of %s.", d->name, d->bdi.fs_type, d->bdi.mountpoint,
-                         d->identity, d->bdi.source ?: "?");
+                log_info("%s: %s at %s (%s), bdi of %s.", d->name, d->as_bdi.bdi.fs_type,
+                         d->as_bdi.bdi.mountpoint, d->identity, d->as_bdi.bdi.source ?: "?");
         ra_tune_identified(m, d, previous);
         return true;
 }
 
 /*
- * A bdi a scan is to decide. One the bus knows is snapshot before it is read
- * again: what the read finds (a FUSE server's INIT answer, a value written
- * behind radaemon's back, the mount's identity) and the decision after it
- * go out in one PropertiesChanged.
+ * Registers one bdi the scan found, and reports it to the tuning path
+ * (Manager.on_object_seen) when it is to be decided: new, read again, or
+ * known and retune asks. True when it was reported.
  */
-typedef struct Fresh {
-        RaDisk *disk;
-        RaTune tune;
-} Fresh;
-
-/*
- * Registers one bdi the scan found; fills ret and returns true when it is to
- * be decided: new, read again, or known and retune asks.
- */
-static bool take_bdi(Manager *m, RaBdi *b, bool retune, Fresh *ret) {
+static bool take_bdi(Manager *m, RaBdi *b, bool retune, const char *event) {
         RaDisk *d = ra_registry_find(m, b->name);
         const char *keys[4];
         int r;
 
-        *ret = (Fresh){};
         if (d && d->kind != RA_KIND_BDI)
                 return false; /* cannot be: no disk is named like a bdi */
         /*
@@ -145,7 +142,7 @@ static bool take_bdi(Manager *m, RaBdi *b, bool retune, Fresh *ret) {
          * next mount: unmounted and mounted again between two scans, it is
          * another file system under the old name.
          */
-        if (d && d->bdi.mount_id > 0 && b->mount_id > 0 && d->bdi.mount_id != b->mount_id) {
+        if (d && d->as_bdi.bdi.mount_id > 0 && b->mount_id > 0 && d->as_bdi.bdi.mount_id != b->mount_id) {
                 ra_tune_forget(m, d, LOG_INFO, "unmounted.");
                 d = NULL;
         }
@@ -159,66 +156,43 @@ static bool take_bdi(Manager *m, RaBdi *b, bool retune, Fresh *ret) {
         if (d) {
                 d->seen = true;
                 /* Decided while its mount ran, or udevd has finished with it. */
-                if (!d->reread && (d->bdi.mountpoint || !b->mountpoint)) {
-                        if (!retune)
+                if (!d->as_bdi.reread && (d->as_bdi.bdi.mountpoint || !b->mountpoint)) {
+                        if (!retune || m->on_object_seen(m, d, event) < 0)
                                 return false;
-                        (void) ra_tune_begin(d, &ret->tune);
-                        ret->disk = d;
-                        return true;
-                }
-                /*
-                 * Without memory for the snapshot the read goes on (the next
-                 * scan may be long in coming): settle() tells what its
-                 * decision changes, not what the read found.
-                 */
-                (void) ra_tune_begin(d, &ret->tune);
-                if (!read_bdi(m, d, b)) {
-                        ra_tune_abort(&ret->tune);
-                        *ret = (Fresh){};
+                } else if (!read_bdi(m, d, b, event))
+                        return false;
+        } else {
+                r = ra_registry_add(m, RA_KIND_BDI, b->name, &d);
+                if (r < 0) {
+                        log_error_errno(r, "%s: cannot track the bdi: %m", b->name);
                         return false;
                 }
-                ret->disk = d;
-                return true;
+                d->seen = true;
+                if (!read_bdi(m, d, b, event))
+                        return false;
         }
-
-        r = ra_registry_add(m, RA_KIND_BDI, b->name, &d);
-        if (r < 0) {
-                log_error_errno(r, "%s: cannot track the bdi: %m", b->name);
-                return false;
-        }
-        d->seen = true;
-        (void) ra_tune_begin(d, &ret->tune);
-        if (!read_bdi(m, d, b))
-                return false;
-        ret->disk = d;
+        if (d->published)
+                d->external = false;
         return true;
 }
 
-/* The bdis a scan or a mount under way found: originals saved in one save, then each decided. */
-static void settle(Manager *m, Fresh *fresh, size_t n_fresh, const char *event) {
+/* The bdis a scan or a mount under way found and reported: the tuning path decides them. */
+static void settle(Manager *m) {
         mark_beneath(m);
-        ra_tune_batch_ready(m);
-        for (size_t i = 0; i < n_fresh; i++) {
-                RaDisk *d = fresh[i].disk;
-
-                if (d->published)
-                        d->external = false;
-                ra_tune_commit(m, &fresh[i].tune, event);
-        }
+        m->on_objects_read(m);
         ra_registry_changed(m);
 }
 
 /* A btrfs whose mount is under way is not in mountinfo yet, and is kept while its bdi is there. */
 static bool mounting(const RaDisk *d) {
-        return !d->bdi.mountpoint && ra_bdi_exists("/sys", d->name);
+        return !d->as_bdi.bdi.mountpoint && ra_bdi_exists("/sys", d->name);
 }
 
 void ra_bdiscan_scan(Manager *m, const char *event) {
         /* A reload or a moved [path:] section decides again for the bdis it keeps, as for the disks. */
         bool retune = ra_streq(event, "reload") || ra_streq(event, "path");
-        _cleanup_free_ Fresh *fresh = NULL;
         RaBdi *v = NULL;
-        size_t n = 0, n_fresh = 0;
+        size_t n = 0;
         int r;
 
         r = ra_mounts_bdis("/proc/self/mountinfo", "/sys", &v, &n);
@@ -227,18 +201,11 @@ void ra_bdiscan_scan(Manager *m, const char *event) {
                 return;
         }
 
-        fresh = calloc(n + 1, sizeof(Fresh));
-        if (!fresh) {
-                ra_bdi_array_free(v, n);
-                (void) log_oom();
-                return;
-        }
         for (size_t i = 0; i < m->n_disks; i++)
                 if (m->disks[i]->kind == RA_KIND_BDI)
                         m->disks[i]->seen = false;
         for (size_t i = 0; i < n; i++)
-                if (take_bdi(m, &v[i], retune, &fresh[n_fresh]))
-                        n_fresh++;
+                (void) take_bdi(m, &v[i], retune, event);
         ra_bdi_array_free(v, n);
 
         for (size_t i = m->n_disks; i > 0; i--) {
@@ -247,14 +214,12 @@ void ra_bdiscan_scan(Manager *m, const char *event) {
                 if (d->kind == RA_KIND_BDI && !d->seen && !mounting(d))
                         ra_tune_forget(m, d, LOG_INFO, "unmounted.");
         }
-        settle(m, fresh, n_fresh, event);
+        settle(m);
 }
 
 bool ra_bdiscan_take(Manager *m, RaBdi *b, const char *event) {
-        Fresh fresh;
-
-        if (!take_bdi(m, b, false, &fresh))
+        if (!take_bdi(m, b, false, event))
                 return false;
-        settle(m, &fresh, 1, event);
+        settle(m);
         return true;
 }

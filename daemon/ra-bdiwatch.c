@@ -152,7 +152,7 @@ static int on_kernel_uevent(sd_event_source *s, int fd, uint32_t revents, void *
                 if (ra_streq(action, "add") && strncmp(name, "btrfs-", 6) == 0)
                         early_add(m, name);
                 else if (ra_streq(action, "remove") && (d = ra_registry_find(m, name)) &&
-                         d->kind == RA_KIND_BDI && !d->bdi.mountpoint)
+                         d->kind == RA_KIND_BDI && !d->as_bdi.bdi.mountpoint)
                         ra_bdiwatch_scan(m, "udev"); /* a mount that failed */
                 udev_device_unref(dev);
         }
@@ -181,13 +181,14 @@ static int on_fuse_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 uint64_t interval;
                 uint32_t kb;
 
-                if (d->kind != RA_KIND_BDI || d->bdi.kind != RA_BDI_FUSE || d->fuse_init_pending_since == 0)
+                if (d->kind != RA_KIND_BDI || d->as_bdi.bdi.kind != RA_BDI_FUSE ||
+                    d->as_bdi.fuse_init_pending_since == 0)
                         continue;
-                interval = fuse_interval(now - d->fuse_init_pending_since);
+                interval = fuse_interval(now - d->as_bdi.fuse_init_pending_since);
                 if (interval == 0)
                         continue; /* the sampler's from now on */
                 (void) ra_close(ra_tune_check_window(m, d, &kb));
-                if (d->fuse_init_pending_since > 0 && (next == 0 || interval < next))
+                if (d->as_bdi.fuse_init_pending_since > 0 && (next == 0 || interval < next))
                         next = interval;
         }
         if (next > 0 && arm(m->bdi_early->fuse_timer, next) < 0)
@@ -256,7 +257,7 @@ void ra_bdiwatch_scan(Manager *m, const char *event) {
         ra_bdiscan_scan(m, event);
         /* A FUSE bdi it found waits for its server's INIT answer. */
         for (size_t i = 0; i < m->n_disks; i++)
-                if (m->disks[i]->kind == RA_KIND_BDI && m->disks[i]->fuse_init_pending_since > 0) {
+                if (m->disks[i]->kind == RA_KIND_BDI && m->disks[i]->as_bdi.fuse_init_pending_since > 0) {
                         fuse_watch(m);
                         break;
                 }

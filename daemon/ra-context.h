@@ -49,6 +49,10 @@ typedef struct Manager {
         RaDisk **disks;
         size_t n_disks;
 
+        /* Objects a source reported and is reading, to be decided as a batch (ra-tune-batch.c). */
+        struct RaPending *pending;
+        size_t n_pending, n_pending_allocated;
+
         struct RaSwapWatch *swap;       /* vm.page-cluster (ra-swapwatch.c) */
         struct RaCalibJob *calibration; /* the one under way, and those given up on (ra-calib-sched.c) */
 
@@ -69,6 +73,14 @@ typedef struct Manager {
         void (*on_interval)(struct Manager *m, uint64_t now);
         /* Why learning is off (no tracefs), or NULL now that it works (ra-sampler.c). */
         void (*on_learning)(struct Manager *m, const char *off);
+        /*
+         * The udev source and the bdi scan are about to read d again for event
+         * (ra-udev.c, ra-bdiscan.c); < 0: not now, d must not be read. Then,
+         * once each object seen is read, on_objects_read: the tuning path
+         * decides the batch (ra-tune-batch.c).
+         */
+        int (*on_object_seen)(struct Manager *m, RaDisk *d, const char *event);
+        void (*on_objects_read)(struct Manager *m);
 } Manager;
 
 static inline bool ra_context_observing(const Manager *m) {

@@ -53,16 +53,26 @@ int ra_disk_new(struct Manager *m, RaKind kind, const char *name, RaDisk **ret) 
         return 0;
 }
 
+static void disk_stack_clear(RaDiskStack *s) {
+        ra_stack_free(s->stack);
+        free(s->leaf_kb);
+        *s = (RaDiskStack){};
+}
+
+static void disk_bdi_clear(RaDiskBdi *b) {
+        ra_bdi_clear(&b->bdi);
+        free(b->beneath_kb);
+        *b = (RaDiskBdi){};
+}
+
 RaDisk *ra_disk_free(RaDisk *d) {
         if (!d)
                 return NULL;
 
         ra_device_attrs_clear(&d->attrs);
-        ra_bdi_clear(&d->bdi);
-        ra_stack_free(d->stack);
+        disk_bdi_clear(&d->as_bdi);
+        disk_stack_clear(&d->as_stack);
         ra_strv_free(d->beneath_names);
-        free(d->beneath_kb);
-        free(d->leaf_kb);
         free(d->name);
         free(d->object_path);
         free(d->syspath);
@@ -112,14 +122,12 @@ static const char *get_udev_property(void *userdata, const char *key) {
 static void take_stack(RaDisk *d, RaInputs *in) {
         const char *bad = in->stack_bad_path;
 
-        ra_stack_free(d->stack);
-        free(d->leaf_kb);
+        disk_stack_clear(&d->as_stack);
         ra_strv_free(d->beneath_names);
-        d->stack = TAKE_PTR(in->stack);
-        d->leaf_kb = TAKE_PTR(in->leaf_kb);
+        d->as_stack.stack = TAKE_PTR(in->stack);
+        d->as_stack.leaf_kb = TAKE_PTR(in->leaf_kb);
         d->beneath_names = TAKE_PTR(in->leaf_names);
         d->stack_read = in->stack_read;
-        d->stack_text[0] = '\0';
 
         if (d->stack_read == -EAGAIN)
                 log_debug("%s: its stack is not settled (%s); deciding once it is.", d->name, bad ?: "?");
@@ -128,8 +136,8 @@ static void take_stack(RaDisk *d, RaInputs *in) {
                                 "%s: cannot read its stack (%s), deciding from its own attributes: %m",
                                 d->name, bad ?: "?");
         d->kind = ra_settings_block_kind(d->stack_read) == RA_SETTINGS_STACK ? RA_KIND_STACK : RA_KIND_DISK;
-        if (d->stack)
-                (void) ra_stack_describe(d->stack, d->stack_text);
+        if (d->as_stack.stack)
+                (void) ra_stack_describe(d->as_stack.stack, d->as_stack.text);
 }
 
 static void read_stack(RaDisk *d, struct udev *udev) {
@@ -148,7 +156,6 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
                 .beneath_userdata = udev_device_get_udev(dev),
         };
         _cleanup_(ra_inputs_clear) RaInputs in = {};
-        _cleanup_close_ int sysfd = -1;
         const char *bad_attr = NULL;
         int r;
 
@@ -160,10 +167,7 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
                 return r;
         d->devnum = udev_device_get_devnum(dev);
 
-        sysfd = ra_disk_open_sysfs(d);
-        if (sysfd < 0)
-                return sysfd;
-
+        /* The one open of its sysfs directory: gone, it is -ENODEV below. */
         r = ra_inputs_read_disk(&in, "/sys", d->name, &src, &bad_attr, ret_bad_property);
         if (r <= 0) {
                 if (r < 0 && r != -ENOMEM)
@@ -195,14 +199,8 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
         if (r < 0)
                 return r;
 
-        /*
-         * The kernel makes the mq directory for every blk-mq queue, and since
-         * Linux 5.0 (the legacy request path gone) every request-based queue
-         * is one; bio-based devices have none. (Recent kernels, this 6.18,
-         * also hide their queue's scheduler and nr_requests; older ones show
-         * both, the scheduler as "none" as for some blk-mq queues.)
-         */
-        d->bio_based = faccessat(sysfd, "mq", F_OK, 0) < 0 && errno == ENOENT;
+        /* Its requests are traced as bios (ra-inputs.h). */
+        d->bio_based = in.bio_based;
 
         take_stack(d, &in);
         return *ret_bad_property ? -EINVAL : 0;
@@ -257,10 +255,10 @@ int ra_disk_update_bdi(RaDisk *d, struct udev *udev, RaBdi *b) {
         uint32_t kb;
         int r, props = 0;
 
-        ra_bdi_clear(&d->bdi);
-        d->bdi = *b;
+        ra_bdi_clear(&d->as_bdi.bdi);
+        d->as_bdi.bdi = *b;
         *b = (RaBdi){};
-        d->devnum = d->bdi.s_dev; /* the page-cache events' name for it */
+        d->devnum = d->as_bdi.bdi.s_dev; /* the page-cache events' name for it */
 
         free(d->syspath);
         if (asprintf(&d->syspath, "/sys/class/bdi/%s", d->name) < 0) {
@@ -279,13 +277,13 @@ int ra_disk_update_bdi(RaDisk *d, struct udev *udev, RaBdi *b) {
         if (!d->attrs.name)
                 return -ENOMEM;
         d->attrs.read_ahead_kb = kb;
-        d->attrs.transport = ra_bdi_kind_to_string(d->bdi.kind);
+        d->attrs.transport = ra_bdi_kind_to_string(d->as_bdi.bdi.kind);
 
         ra_strv_free(d->beneath_names);
         d->beneath_names = NULL;
-        d->beneath_kb = mfree(d->beneath_kb);
-        r = ra_inputs_read_beneath(&d->attrs, &d->bdi, "/sys", ra_stack_read_leaf_udev, udev, &d->beneath_kb,
-                                   &d->beneath_names);
+        d->as_bdi.beneath_kb = mfree(d->as_bdi.beneath_kb);
+        r = ra_inputs_read_beneath(&d->attrs, &d->as_bdi.bdi, "/sys", ra_stack_read_leaf_udev, udev,
+                                   &d->as_bdi.beneath_kb, &d->beneath_names);
         if (r < 0)
                 return r;
         /* A network or FUSE file system's size is not a reason to cap its window. */
@@ -303,7 +301,7 @@ int ra_disk_update_bdi(RaDisk *d, struct udev *udev, RaBdi *b) {
 
         free(d->identity);
         d->identity = NULL;
-        r = ra_bdi_identity(&d->bdi, &d->identity);
+        r = ra_bdi_identity(&d->as_bdi.bdi, &d->identity);
         if (r < 0)
                 return r;
         return props;
@@ -321,7 +319,7 @@ bool ra_disk_restacked(RaDisk *d, struct udev *udev, uint32_t kb) {
         _cleanup_close_ int sysfd = -1;
         const char *bad = NULL;
 
-        if (d->kind != RA_KIND_STACK || !d->stack)
+        if (d->kind != RA_KIND_STACK || !d->as_stack.stack)
                 return false;
         sysfd = ra_disk_open_sysfs(d);
         if (sysfd < 0 || ra_device_attrs_read_sysfs(&now, sysfd, &bad) < 0 ||

@@ -40,9 +40,44 @@ static inline bool ra_kind_is_block(RaKind k) {
 }
 
 /*
+ * What only a device on top of others (RA_KIND_STACK) has: its stack, NULL
+ * while it is not settled (RaDisk.stack_read -EAGAIN), its leaves' priors,
+ * one per stack->leaves (RaDisk.beneath_names names them), and the stack in
+ * words for D-Bus.
+ */
+typedef struct RaDiskStack {
+        RaStack *stack;
+        uint32_t *leaf_kb;
+        char text[RA_STACK_DESCRIBE_MAX]; /* "dm-1 (LUKS) on md0 (raid1) on sda2, sdb2"; "" */
+} RaDiskStack;
+
+/*
+ * What only a file system's own backing device (RA_KIND_BDI) has: what it
+ * is, the priors of what lies beneath it, the value its file system was
+ * given, and where udevd and a FUSE server are with it.
+ */
+typedef struct RaDiskBdi {
+        RaBdi bdi;
+        uint32_t *beneath_kb; /* one per bdi.beneath */
+        uint32_t server_kb;
+        bool reread; /* udevd has finished an event of it: read its properties again at the next scan */
+        /*
+         * Found after radaemon started, until udevd has finished its "add"
+         * (CLOCK_MONOTONIC usec; 0 after): a udev rule's write meanwhile
+         * (nfs-common's nfsrahead) is the bdi's starting value, not someone
+         * else's change. udev_added: udevd's "add" came through the monitor.
+         */
+        uint64_t udev_add_pending_since;
+        bool udev_added;
+        /* FUSE: when it was found (CLOCK_MONOTONIC usec), until its server's INIT answer is seen; then 0. */
+        uint64_t fuse_init_pending_since;
+} RaDiskBdi;
+
+/*
  * One disk or bdi radaemon manages: what it is, what we want for it, and
- * why. Both are kept, decided, learned and published alike; a bdi's
- * attributes are those of what lies beneath it.
+ * why. Every kind is kept, decided, learned and published alike, from the
+ * fields they share; what only a stack or a bdi has is in as_stack and
+ * as_bdi. A bdi's attributes are those of what lies beneath it.
  */
 typedef struct RaDisk {
         struct Manager *manager;
@@ -98,33 +133,9 @@ typedef struct RaDisk {
         /* RA_KIND_BDI, RA_KIND_STACK: the disks it reads from, for D-Bus (a partition stands for its disk).
          */
         char **beneath_names;
-
-        /* RA_KIND_BDI: what it is, its prior, and the value its file system was given. */
-        RaBdi bdi;
-        uint32_t *beneath_kb; /* the priors of what lies beneath, one per bdi.beneath */
-        uint32_t server_kb;
-        bool reread; /* udevd has finished an event of it: read its properties again at the next scan */
-        /*
-         * Found after radaemon started, until udevd has finished its "add"
-         * (CLOCK_MONOTONIC usec; 0 after): a udev rule's write meanwhile
-         * (nfs-common's nfsrahead) is the bdi's starting value, not someone
-         * else's change. udev_added: udevd's "add" came through the monitor.
-         */
-        uint64_t udev_add_pending_since;
-        bool udev_added;
-        /* FUSE: when it was found (CLOCK_MONOTONIC usec), until its server's INIT answer is seen; then 0. */
-        uint64_t fuse_init_pending_since;
         /* A disk or stack: a managed bdi reads through it, so its block requests are a file system's. */
         bool beneath_bdi;
-        /*
-         * RA_KIND_STACK: the stack, NULL while it is not settled (stack_read
-         * -EAGAIN); its leaves' priors, one per stack->leaves (beneath_names
-         * names them).
-         */
-        RaStack *stack;
-        uint32_t *leaf_kb;
         int stack_read; /* of any block device: what ra_stack_read_priors() said, for ra_stack_decide() */
-        char stack_text[RA_STACK_DESCRIBE_MAX]; /* "dm-1 (LUKS) on md0 (raid1) on sda2, sdb2"; "" */
 
         /*
          * Its cost model: its calibration (ra-calib-sched.c), else the model
@@ -141,6 +152,10 @@ typedef struct RaDisk {
         bool announced; /* the decision has been logged at info level */
         bool published; /* D-Bus clients have been told the disk exists */
         bool seen;      /* found by the enumeration under way */
+
+        /* What only one kind has; zero for the others. */
+        RaDiskStack as_stack;
+        RaDiskBdi as_bdi;
 } RaDisk;
 
 int ra_disk_new(struct Manager *m, RaKind kind, const char *name, RaDisk **ret);

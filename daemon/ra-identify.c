@@ -7,10 +7,8 @@
 
 #include "ra-identify.h"
 #include "ra-log.h"
-#include "ra-registry.h"
 #include "ra-state-store.h"
 #include "ra-state.h"
-#include "ra-tune.h"
 #include "ra-util.h"
 
 /*
@@ -127,27 +125,4 @@ void ra_identify(Manager *m, RaDisk *d, const char *previous, char ***partners) 
         } else
                 /* Before anything is stored under the new identity, or the old entry would never move. */
                 carry_over(m, d);
-
-        ra_tune_identified(m, d, previous);
-}
-
-/* Devices known before, now sharing their identity with one that came: apart too, decided again. */
-void ra_identify_partners_apart(Manager *m, char **partners) {
-        for (size_t i = 0; partners && partners[i]; i++) {
-                _cleanup_(ra_strv_freep) char **more = NULL;
-                _cleanup_free_ char *previous = NULL;
-                RaDisk *d = ra_registry_find(m, partners[i]);
-                RaTune t;
-
-                if (!d || !ra_streq(d->identity, d->reported_identity))
-                        continue;
-                previous = strdup(d->identity);
-                if (!previous || ra_tune_begin(d, &t) < 0) {
-                        (void) log_oom();
-                        continue;
-                }
-                /* Every other device reporting it is in the registry already: none is named again. */
-                ra_identify(m, d, previous, &more);
-                ra_tune_commit(m, &t, "identity clash");
-        }
 }

@@ -10,9 +10,7 @@
  * the ones known before are added to *partners), neither takes the other's
  * state, and the log says so. Otherwise what an earlier radaemon kept
  * under its old identity moves to it. previous: its identity before the
- * event, NULL for a new one.
+ * event, NULL for a new one. The tuning path calls it (ra-tune-batch.c), and
+ * decides again for the partners.
  */
 void ra_identify(Manager *m, RaDisk *d, const char *previous, char ***partners);
-
-/* The partners ra_identify() named: apart too, decided again and announced. */
-void ra_identify_partners_apart(Manager *m, char **partners);

@@ -61,6 +61,8 @@ int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {
         m->on_calibration = ra_tune_calibration;
         m->on_interval = on_interval;
         m->on_learning = ra_tune_learning;
+        m->on_object_seen = ra_tune_seen;
+        m->on_objects_read = ra_tune_objects_read;
         if (config_path) {
                 m->config_path = strdup(config_path);
                 if (!m->config_path)

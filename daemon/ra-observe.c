@@ -25,13 +25,13 @@
  */
 static void read_bdi_counters(const RaDisk *d, RaDiskStat *ret) {
         *ret = (RaDiskStat){};
-        for (size_t i = 0; i < d->bdi.n_beneath; i++) {
+        for (size_t i = 0; i < d->as_bdi.bdi.n_beneath; i++) {
                 char path[64];
                 _cleanup_close_ int fd = -1;
                 RaDiskStat s;
 
-                (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(d->bdi.beneath[i]),
-                                minor(d->bdi.beneath[i]));
+                (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(d->as_bdi.bdi.beneath[i]),
+                                minor(d->as_bdi.bdi.beneath[i]));
                 fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (fd < 0 || ra_diskstat_read_at(fd, &s) < 0)
                         continue;
@@ -94,7 +94,7 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
                 ra_diskstat_rates(&delta, (double) (now - d->stat_usec) / 1e6, &ret->rates);
         ra_trace_account_take(&d->trace, &ret->trace);
         ra_pcache_account_take(&d->pcache, &ret->pcache);
-        if (!baseline && d->kind == RA_KIND_BDI && d->bdi.n_beneath == 0)
+        if (!baseline && d->kind == RA_KIND_BDI && d->as_bdi.bdi.n_beneath == 0)
                 rates_from_pcache(&ret->pcache, &ret->rates);
         d->stat = *stat;
         d->stat_usec = now;

@@ -11,11 +11,11 @@
 const char **ra_tune_leaf_identities(Manager *m, const RaDisk *d) {
         const char **ids;
 
-        if (d->kind != RA_KIND_STACK || !d->stack || d->stack->n_leaves == 0)
+        if (d->kind != RA_KIND_STACK || !d->as_stack.stack || d->as_stack.stack->n_leaves == 0)
                 return NULL;
-        ids = calloc(d->stack->n_leaves, sizeof(char *));
-        for (size_t i = 0; ids && i < d->stack->n_leaves; i++) {
-                const RaDisk *leaf = ra_registry_find(m, ra_stack_leaf(d->stack, i)->name);
+        ids = calloc(d->as_stack.stack->n_leaves, sizeof(char *));
+        for (size_t i = 0; ids && i < d->as_stack.stack->n_leaves; i++) {
+                const RaDisk *leaf = ra_registry_find(m, ra_stack_leaf(d->as_stack.stack, i)->name);
 
                 ids[i] = leaf ? leaf->identity : NULL;
         }
@@ -28,10 +28,10 @@ void ra_tune_stack_tops(Manager *m, const RaDisk *leaf, const char *event) {
                 RaDisk *top = m->disks[i];
                 bool above = false;
 
-                if (top == leaf || top->kind != RA_KIND_STACK || !top->stack)
+                if (top == leaf || top->kind != RA_KIND_STACK || !top->as_stack.stack)
                         continue;
-                for (size_t j = 0; j < top->stack->n_leaves && !above; j++)
-                        above = ra_streq(ra_stack_leaf(top->stack, j)->name, leaf->name);
+                for (size_t j = 0; j < top->as_stack.stack->n_leaves && !above; j++)
+                        above = ra_streq(ra_stack_leaf(top->as_stack.stack, j)->name, leaf->name);
                 if (above)
                         ra_tune_disk(m, top, event);
         }

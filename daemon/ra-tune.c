@@ -103,12 +103,12 @@ static RaInputs inputs_of(const RaDisk *d, const char **leaf_ids) {
                 .attrs = d->attrs,
                 .identity = d->identity,
                 .stack_read = d->stack_read,
-                .stack = d->stack,
-                .leaf_kb = d->leaf_kb,
+                .stack = d->as_stack.stack,
+                .leaf_kb = d->as_stack.leaf_kb,
                 .leaf_identities = (char **) leaf_ids,
-                .bdi = d->bdi,
-                .beneath_kb = d->beneath_kb,
-                .server_kb = d->server_kb,
+                .bdi = d->as_bdi.bdi,
+                .beneath_kb = d->as_bdi.beneath_kb,
+                .server_kb = d->as_bdi.server_kb,
         };
 }
 
@@ -209,11 +209,11 @@ static const char *drift(Manager *m, RaDisk *d, uint32_t kb) {
          * comes down with it: deciding again writes it back.
          */
         if (d->kind == RA_KIND_BDI &&
-            ra_bdi_fuse_init_answer(&d->bdi, d->fuse_init_pending_since > 0,
-                                    now - d->fuse_init_pending_since, d->server_kb, was, kb)) {
+            ra_bdi_fuse_init_answer(&d->as_bdi.bdi, d->as_bdi.fuse_init_pending_since > 0,
+                                    now - d->as_bdi.fuse_init_pending_since, d->as_bdi.server_kb, was, kb)) {
                 log_info("%s: the FUSE server lowered the window to %" PRIu32 " KiB at INIT.", d->name, kb);
-                d->fuse_init_pending_since = 0;
-                d->server_kb = kb;
+                d->as_bdi.fuse_init_pending_since = 0;
+                d->as_bdi.server_kb = kb;
                 /*
                  * What the file system was given, where the state remembered
                  * the kernel's offer: the next mount starts from the answer
@@ -231,8 +231,8 @@ static const char *drift(Manager *m, RaDisk *d, uint32_t kb) {
          * udevd is done (the scan of its "add" decides again), so the two
          * settle instead of taking turns.
          */
-        if (d->kind == RA_KIND_BDI && d->udev_add_pending_since > 0 &&
-            now - d->udev_add_pending_since <= UDEV_ADD_WAIT_USEC) {
+        if (d->kind == RA_KIND_BDI && d->as_bdi.udev_add_pending_since > 0 &&
+            now - d->as_bdi.udev_add_pending_since <= UDEV_ADD_WAIT_USEC) {
                 log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "udev",
                          "%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
                          " KiB during its udev add event (a udev rule, such as nfs-common's nfsrahead): "
@@ -411,13 +411,6 @@ void ra_tune_identified(Manager *m, RaDisk *d, const char *previous_identity) {
         learned = ra_state_learned(m->state, d->identity);
         if (learned > 0)
                 ra_adapt_restore(&d->model, learned);
-}
-
-void ra_tune_forget(Manager *m, RaDisk *d, int level, const char *why) {
-        log_full_errno(level, 0, "%s: %s", d->name, why);
-        if (d->published)
-                ra_bus_disk_removed(m, d);
-        ra_registry_remove(m, d);
 }
 
 void ra_tune_learning(Manager *m, const char *off) {

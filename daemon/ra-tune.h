@@ -89,7 +89,10 @@ bool ra_tune_restore(struct Manager *m, RaDisk *d, const char *why);
  */
 void ra_tune_identified(struct Manager *m, RaDisk *d, const char *previous_identity);
 
-/* Drops d, from the bus too if clients saw it, saying why at level. */
+/*
+ * Drops d, from the bus too if clients saw it, saying why at level; a batch
+ * it waits in decides nothing for it (ra-tune-batch.c).
+ */
 void ra_tune_forget(struct Manager *m, RaDisk *d, int level, const char *why);
 
 /*
@@ -119,7 +122,25 @@ void ra_tune_sample(struct Manager *m, RaDisk *d, uint64_t now);
 
 /*
  * A batch of objects was read and identified, and its decisions follow
- * (ra-udev.c, ra-bdiscan.c): what they must find on disk first (originals
+ * (ra_tune_objects_read()): what they must find on disk first (originals
  * just remembered, an entry carried over) is saved once for all of them.
  */
 void ra_tune_batch_ready(struct Manager *m);
+
+/*
+ * Manager.on_object_seen: a source (ra-udev.c, ra-bdiscan.c) is about to
+ * read d again, for event: what clients saw of it is kept, and d waits in
+ * the batch for ra_tune_objects_read(). Once in a batch: a source reads an
+ * object again only after the batch is read. -ENOMEM: d is not in the batch
+ * and must not be read now (a change is never made unannounced).
+ */
+int ra_tune_seen(struct Manager *m, RaDisk *d, const char *event);
+
+/*
+ * Manager.on_objects_read: every object seen since the last call has been
+ * read. Block devices are identified (two reporting one identity are kept
+ * apart, ra-identify.c), the batch saved once, each object decided once
+ * for its event and announced; known devices now sharing an identity with
+ * one that came are decided again ("identity clash").
+ */
+void ra_tune_objects_read(struct Manager *m);

@@ -11,7 +11,6 @@
 #include <sys/un.h>
 
 #include "ra-context.h"
-#include "ra-identify.h"
 #include "ra-log.h"
 #include "ra-registry.h"
 #include "ra-tune.h"
@@ -24,18 +23,6 @@
 #define TRIM_AFTER_USEC (1 * 1000 * 1000)
 /* The event a top of a stack is decided again for, when a disk beneath it changed. */
 #define STACK_EVENT "stack change"
-
-/*
- * A disk read from an event or an enumeration, to be tuned once the state
- * (with any new original value) is saved: an original must be on disk before
- * radaemon first writes, and one save for hundreds of disks keeps coldplug
- * fast.
- */
-typedef struct Prepared {
-        RaDisk *disk;
-        RaTune tune;    /* what D-Bus clients saw, for PropertiesChanged */
-        char event[16]; /* "add", "change", "coldplug", ... for the log */
-} Prepared;
 
 /*
  * Re-reads a disk the registry holds; false when it was dropped. A disk that
@@ -72,31 +59,32 @@ static bool update_disk(Manager *m, RaDisk *d, struct udev_device *dev, bool kno
         return true;
 }
 
-/* Registers, updates or drops the disk of one event; ret->disk is set when it is to be tuned. */
-static void prepare_device(Manager *m, struct udev_device *dev, const char *event, Prepared *ret) {
+/*
+ * Registers, updates or drops the disk of one event; true when it was read,
+ * to be decided with the batch (Manager.on_objects_read).
+ */
+static bool prepare_device(Manager *m, struct udev_device *dev, const char *event) {
         const char *name = udev_device_get_sysname(dev);
         uint32_t was;
         RaDisk *d;
         bool known;
         int r;
 
-        *ret = (Prepared){};
-        (void) snprintf(ret->event, sizeof(ret->event), "%s", event);
         if (!name || !ra_streq(udev_device_get_devtype(dev), "disk"))
-                return;
+                return false;
 
         d = ra_registry_find(m, name);
 
         if (ra_streq(event, "remove")) {
                 if (d)
                         ra_tune_forget(m, d, LOG_INFO, "removed.");
-                return;
+                return false;
         }
 
         if (!ra_config_manages(m->config, name)) {
                 if (d)
                         ra_tune_forget(m, d, LOG_INFO, "no longer managed: not in devices= or in ignore=.");
-                return;
+                return false;
         }
 
         known = d != NULL;
@@ -105,21 +93,20 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
                 r = ra_registry_add(m, RA_KIND_DISK, name, &d);
                 if (r < 0) {
                         log_error_errno(r, "%s: cannot track the disk: %m", name);
-                        return;
+                        return false;
                 }
         }
         /* Seen, even when it cannot be handled now: enumeration must not forget a live disk. */
         d->seen = true;
-        if (ra_tune_begin(d, &ret->tune) < 0) {
+        if (m->on_object_seen(m, d, event) < 0) {
                 log_error_errno(ENOMEM, "%s: cannot handle the %s event: %m", name, event);
-                return;
+                return false;
         }
 
         was = d->attrs.read_ahead_kb;
-        if (!update_disk(m, d, dev, known)) {
-                ra_tune_abort(&ret->tune);
-                return;
-        }
+        /* Dropped, it is out of the batch too (ra_tune_forget()). */
+        if (!update_disk(m, d, dev, known))
+                return false;
         /*
          * Re-read for a disk beneath, not for an event of its own: a value
          * that moved on the top since the last sample (an administrator's) is
@@ -135,68 +122,32 @@ static void prepare_device(Manager *m, struct udev_device *dev, const char *even
          */
         if (!ra_streq(event, STACK_EVENT))
                 d->external = false;
-        ret->disk = d;
-}
-
-static void finish_device(Manager *m, Prepared *p) {
-        ra_tune_commit(m, &p->tune, p->event);
+        return true;
 }
 
 /*
- * Disks prepared from a burst of events or an enumeration: one save for all
- * of them, then the writes. A disk is in a batch at most once, so no later
- * event in it can change or drop a disk an earlier one prepared.
+ * The names of the disks read from a burst of events or an enumeration,
+ * decided together by the tuning path: one save for all of them, then the
+ * writes. A disk is in a batch at most once, so no later event in it can
+ * change or drop a disk an earlier one read.
  */
 typedef struct Batch {
-        Prepared *items;
-        size_t n, allocated;
+        char **names;
 } Batch;
 
-static bool batch_has(const Batch *b, const char *name) {
-        for (size_t i = 0; i < b->n; i++)
-                if (ra_streq(b->items[i].disk->name, name))
-                        return true;
-        return false;
-}
-
 static void batch_finish(Manager *m, Batch *b) {
-        _cleanup_(ra_strv_freep) char **partners = NULL;
-
-        for (size_t i = 0; i < b->n; i++)
-                ra_identify(m, b->items[i].disk, b->items[i].tune.before.identity, &partners);
-        ra_tune_batch_ready(m);
-        for (size_t i = 0; i < b->n; i++)
-                finish_device(m, &b->items[i]);
-        b->n = 0;
-        ra_identify_partners_apart(m, partners);
+        m->on_objects_read(m);
+        b->names = ra_strv_free(b->names);
 }
 
 static void batch_add(Manager *m, Batch *b, struct udev_device *dev, const char *event) {
         const char *name = udev_device_get_sysname(dev);
 
-        if (name && batch_has(b, name))
+        if (name && ra_strv_contains(b->names, name))
                 batch_finish(m, b);
-
-        if (b->n == b->allocated) {
-                Prepared *grown = realloc(b->items, (b->allocated * 2 + 16) * sizeof(Prepared));
-
-                /* Without room, this one goes alone. */
-                if (!grown) {
-                        Prepared alone;
-
-                        batch_finish(m, b);
-                        prepare_device(m, dev, event, &alone);
-                        if (alone.disk)
-                                batch_finish(m, &(Batch){ .items = &alone, .n = 1, .allocated = 1 });
-                        return;
-                }
-                b->items = grown;
-                b->allocated = b->allocated * 2 + 16;
-        }
-
-        prepare_device(m, dev, event, &b->items[b->n]);
-        if (b->items[b->n].disk)
-                b->n++;
+        /* Without room for its name, the batch ends with it. */
+        if (prepare_device(m, dev, event) && ra_strv_push(&b->names, name) < 0)
+                batch_finish(m, b);
 }
 
 static int on_trim(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -227,7 +178,6 @@ static void schedule_trim(Manager *m) {
 }
 
 int ra_udev_enumerate(Manager *m, const char *event) {
-        _cleanup_free_ Prepared *items = NULL;
         struct udev_enumerate *e;
         struct udev_list_entry *item;
         Batch batch = {};
@@ -262,7 +212,6 @@ int ra_udev_enumerate(Manager *m, const char *event) {
         }
         udev_enumerate_unref(e);
         batch_finish(m, &batch);
-        items = batch.items;
 
         for (size_t i = m->n_disks; i > 0; i--)
                 if (ra_kind_is_block(m->disks[i - 1]->kind) && !m->disks[i - 1]->seen)
@@ -283,10 +232,10 @@ static void bdi_event(Manager *m, struct udev_device *dev, const char *action) {
         RaDisk *d = ra_registry_find(m, udev_device_get_sysname(dev) ?: "");
 
         if (d && d->kind == RA_KIND_BDI && (ra_streq(action, "add") || ra_streq(action, "change")))
-                d->reread = true;
+                d->as_bdi.reread = true;
         /* Its rules have run: what they wrote is read at the scan, as the starting value. */
         if (d && d->kind == RA_KIND_BDI && ra_streq(action, "add"))
-                d->udev_added = true;
+                d->as_bdi.udev_added = true;
 }
 
 static bool manages_disk(void *userdata, const char *name) {
@@ -304,7 +253,6 @@ static bool manages_disk(void *userdata, const char *name) {
  */
 static void redecide_tops(Manager *m, char *const *changed) {
         _cleanup_(ra_strv_freep) char **tops = NULL;
-        _cleanup_free_ Prepared *items = NULL;
         Batch batch = {};
         int r;
 
@@ -323,12 +271,10 @@ static void redecide_tops(Manager *m, char *const *changed) {
                 udev_device_unref(dev);
         }
         batch_finish(m, &batch);
-        items = batch.items;
 }
 
 static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         _cleanup_(ra_strv_freep) char **changed = NULL;
-        _cleanup_free_ Prepared *items = NULL;
         Manager *m = userdata;
         Batch batch = {};
         bool bdis = false;
@@ -361,7 +307,6 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
         }
         error = errno;
         batch_finish(m, &batch);
-        items = batch.items;
         redecide_tops(m, changed);
         if (bdis)
                 m->on_bdis_moved(m, "udev");

@@ -263,11 +263,40 @@ START_TEST(test_both_sources_agree) {
 }
 END_TEST
 
+/*
+ * Whether a disk's queue is bio-based, from the directory the reader opened
+ * for everything else (ra_disk_update() opens it no second time): blk-mq
+ * queues have an mq directory, dm and md ones none.
+ */
+START_TEST(test_bio_based) {
+        _cleanup_free_ char *root = test_tree_load("plain-vda");
+        RaPropertySource none = { get_environment, NULL, read_beneath, NULL };
+        const char *bad_attr, *bad_property;
+
+        none.beneath_userdata = root;
+        {
+                _cleanup_(ra_inputs_clear) RaInputs in = {};
+
+                ck_assert_int_eq(ra_inputs_read_disk(&in, root, "vda", &none, &bad_attr, &bad_property), 1);
+                ck_assert(in.bio_based);
+        }
+        test_tree_apply(root, "d devices/pci0000:00/0000:00:02.0/virtio1/block/vda/mq\n");
+        {
+                _cleanup_(ra_inputs_clear) RaInputs in = {};
+
+                ck_assert_int_eq(ra_inputs_read_disk(&in, root, "vda", &none, &bad_attr, &bad_property), 1);
+                ck_assert(!in.bio_based);
+        }
+        test_rm_rf(root);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("inputs");
         TCase *tc = tcase_create("core");
 
         tcase_add_loop_test(tc, test_both_sources_agree, 0, ELEMENTSOF(trees));
+        tcase_add_test(tc, test_bio_based);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -10,6 +10,7 @@
 
 #include <check.h>
 #include <fcntl.h>
+#include <syslog.h>
 
 #include "ra-registry.h"
 #include "ra-state-store.h"
@@ -284,6 +285,67 @@ START_TEST(test_batch_ready) {
 }
 END_TEST
 
+/*
+ * A source's batch (ra-tune-batch.c): the disk reported and read is
+ * decided only once the batch is read, after one save of its original.
+ */
+START_TEST(test_batch) {
+        ck_assert_int_eq(ra_tune_seen(&core.m, vda, "coldplug"), 0);
+        ck_assert_uint_eq(core.m.n_pending, 1);
+        ck_assert_uint_eq(vda->decisions, 0);
+        ck_assert_uint_eq(test_core_knob(&core, VDA), ORIGINAL_KB);
+
+        ra_tune_objects_read(&core.m);
+        ck_assert_uint_eq(core.m.n_pending, 0);
+        ck_assert_uint_eq(vda->decisions, 1);
+        ck_assert_uint_eq(test_core_knob(&core, VDA), vda->decision.kb);
+        ck_assert(test_core_state_has(&core, "device serial:VDA-1 original=8192"));
+        ck_assert(vda->published);
+
+        /* An empty batch decides nothing. */
+        ra_tune_objects_read(&core.m);
+        ck_assert_uint_eq(vda->decisions, 1);
+}
+END_TEST
+
+/* A disk dropped while its source reads it is decided in no batch. */
+START_TEST(test_batch_forget) {
+        ck_assert_int_eq(ra_tune_seen(&core.m, vda, "add"), 0);
+        ra_tune_forget(&core.m, vda, LOG_DEBUG, "gone.");
+        vda = NULL;
+        ck_assert_uint_eq(core.m.n_pending, 0);
+        ck_assert_uint_eq(core.m.n_disks, 0);
+
+        ra_tune_objects_read(&core.m);
+        ck_assert_uint_eq(test_core_knob(&core, VDA), ORIGINAL_KB);
+}
+END_TEST
+
+/*
+ * Two devices reporting one identity: the one that came is kept apart when
+ * the batch is identified, and the one known before is moved apart and
+ * decided again by the tuning path ("identity clash").
+ */
+START_TEST(test_batch_identity_clash) {
+        RaDisk *vdb;
+
+        vda->reported_identity = strdup(vda->identity);
+        ck_assert_ptr_nonnull(vda->reported_identity);
+        ra_tune_disk(&core.m, vda, "add");
+
+        vdb = test_core_add_disk(&core, "vdb", VDA, "serial:VDA-1");
+        vdb->reported_identity = strdup(vdb->identity);
+        ck_assert_ptr_nonnull(vdb->reported_identity);
+        ck_assert_int_eq(ra_tune_seen(&core.m, vdb, "add"), 0);
+        ra_tune_objects_read(&core.m);
+
+        ck_assert_str_ne(vdb->identity, "serial:VDA-1");
+        ck_assert_str_ne(vda->identity, "serial:VDA-1");
+        ck_assert_str_ne(vda->identity, vdb->identity);
+        ck_assert(vdb->published);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("tune");
         TCase *tc = tcase_create("core");
@@ -303,6 +365,9 @@ int main(void) {
         tcase_add_test(tc, test_gone);
         tcase_add_test(tc, test_sample);
         tcase_add_test(tc, test_batch_ready);
+        tcase_add_test(tc, test_batch);
+        tcase_add_test(tc, test_batch_forget);
+        tcase_add_test(tc, test_batch_identity_clash);
         suite_add_tcase(s, tc);
         return test_run(s);
 }
