@@ -33,8 +33,8 @@ static void mark_beneath(Manager *m) {
 
                 if (b->kind != RA_KIND_BDI)
                         continue;
-                for (size_t j = 0; b->beneath_names && b->beneath_names[j]; j++) {
-                        RaDisk *d = ra_registry_find(m, b->beneath_names[j]);
+                for (size_t j = 0; b->in.beneath_names && b->in.beneath_names[j]; j++) {
+                        RaDisk *d = ra_registry_find(m, b->in.beneath_names[j]);
 
                         if (d && ra_kind_is_block(d->kind))
                                 d->beneath_bdi = true;
@@ -55,12 +55,12 @@ static uint64_t now_usec(Manager *m) {
  * it), it keeps what it learned and the value its file system was given.
  */
 static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b, const char *event) {
-        bool again = d->identity != NULL;
-        uint32_t was = d->attrs.read_ahead_kb;
+        bool again = d->in.identity != NULL;
+        uint32_t was = d->in.attrs.read_ahead_kb;
         _cleanup_free_ char *previous = NULL;
         int r;
 
-        if (again && !(previous = strdup(d->identity))) {
+        if (again && !(previous = strdup(d->in.identity))) {
                 (void) log_oom();
                 return false;
         }
@@ -88,7 +88,7 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b, const char *event) {
                 ra_tune_forget(m, d, LOG_WARNING, "leaving it alone.");
                 return false;
         }
-        if (d->attrs.ignore) {
+        if (d->in.attrs.ignore) {
                 ra_tune_forget(m, d, LOG_INFO, "RADAEMON_IGNORE is set by a udev rule; leaving it alone.");
                 return false;
         }
@@ -100,27 +100,27 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b, const char *event) {
          */
         if (again) {
                 /* Changed since last read: by a FUSE server's INIT, or behind radaemon's back. */
-                uint32_t kb = d->attrs.read_ahead_kb;
+                uint32_t kb = d->in.attrs.read_ahead_kb;
 
-                d->attrs.read_ahead_kb = was;
+                d->in.attrs.read_ahead_kb = was;
                 ra_tune_drift(m, d, kb);
                 /* Read after udevd's "add": a write from now on is somebody else's. */
                 if (d->as_bdi.udev_added)
                         d->as_bdi.udev_add_pending_since = 0;
         } else {
-                d->as_bdi.server_kb = ra_inputs_server_kb(&d->attrs, m->state, d->identity);
+                d->in.server_kb = ra_inputs_server_kb(&d->in.attrs, m->state, d->in.identity);
                 /* Looked for by the bdi watcher's FUSE timer from now on. */
-                if (d->as_bdi.bdi.kind == RA_BDI_FUSE)
+                if (d->in.bdi.kind == RA_BDI_FUSE)
                         (void) sd_event_now(m->event, CLOCK_MONOTONIC, &d->as_bdi.fuse_init_pending_since);
                 /* Those found at start were made before: udevd is done with them. */
                 if (m->ready && !d->as_bdi.udev_added)
                         d->as_bdi.udev_add_pending_since = now_usec(m);
         }
-        if (!d->as_bdi.bdi.mountpoint)
-                log_info("%s: %s being mounted (%s).", d->name, d->as_bdi.bdi.fs_type, d->identity);
-        else if (!again || !ra_streq(previous, d->identity) || !d->announced)
-                log_info("%s: %s at %s (%s), bdi of %s.", d->name, d->as_bdi.bdi.fs_type,
-                         d->as_bdi.bdi.mountpoint, d->identity, d->as_bdi.bdi.source ?: "?");
+        if (!d->in.bdi.mountpoint)
+                log_info("%s: %s being mounted (%s).", d->name, d->in.bdi.fs_type, d->in.identity);
+        else if (!again || !ra_streq(previous, d->in.identity) || !d->announced)
+                log_info("%s: %s at %s (%s), bdi of %s.", d->name, d->in.bdi.fs_type, d->in.bdi.mountpoint,
+                         d->in.identity, d->in.bdi.source ?: "?");
         ra_tune_identified(m, d, previous);
         return true;
 }
@@ -142,7 +142,7 @@ static bool take_bdi(Manager *m, RaBdi *b, bool retune, const char *event) {
          * next mount: unmounted and mounted again between two scans, it is
          * another file system under the old name.
          */
-        if (d && d->as_bdi.bdi.mount_id > 0 && b->mount_id > 0 && d->as_bdi.bdi.mount_id != b->mount_id) {
+        if (d && d->in.bdi.mount_id > 0 && b->mount_id > 0 && d->in.bdi.mount_id != b->mount_id) {
                 ra_tune_forget(m, d, LOG_INFO, "unmounted.");
                 d = NULL;
         }
@@ -156,7 +156,7 @@ static bool take_bdi(Manager *m, RaBdi *b, bool retune, const char *event) {
         if (d) {
                 d->seen = true;
                 /* Decided while its mount ran, or udevd has finished with it. */
-                if (!d->as_bdi.reread && (d->as_bdi.bdi.mountpoint || !b->mountpoint)) {
+                if (!d->as_bdi.reread && (d->in.bdi.mountpoint || !b->mountpoint)) {
                         if (!retune || m->on_object_seen(m, d, event) < 0)
                                 return false;
                 } else if (!read_bdi(m, d, b, event))
@@ -185,7 +185,7 @@ static void settle(Manager *m) {
 
 /* A btrfs whose mount is under way is not in mountinfo yet, and is kept while its bdi is there. */
 static bool mounting(const RaDisk *d) {
-        return !d->as_bdi.bdi.mountpoint && ra_bdi_exists("/sys", d->name);
+        return !d->in.bdi.mountpoint && ra_bdi_exists("/sys", d->name);
 }
 
 void ra_bdiscan_scan(Manager *m, const char *event) {

@@ -152,7 +152,7 @@ static int on_kernel_uevent(sd_event_source *s, int fd, uint32_t revents, void *
                 if (ra_streq(action, "add") && strncmp(name, "btrfs-", 6) == 0)
                         early_add(m, name);
                 else if (ra_streq(action, "remove") && (d = ra_registry_find(m, name)) &&
-                         d->kind == RA_KIND_BDI && !d->as_bdi.bdi.mountpoint)
+                         d->kind == RA_KIND_BDI && !d->in.bdi.mountpoint)
                         ra_bdiwatch_scan(m, "udev"); /* a mount that failed */
                 udev_device_unref(dev);
         }
@@ -181,7 +181,7 @@ static int on_fuse_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 uint64_t interval;
                 uint32_t kb;
 
-                if (d->kind != RA_KIND_BDI || d->as_bdi.bdi.kind != RA_BDI_FUSE ||
+                if (d->kind != RA_KIND_BDI || d->in.bdi.kind != RA_BDI_FUSE ||
                     d->as_bdi.fuse_init_pending_since == 0)
                         continue;
                 interval = fuse_interval(now - d->as_bdi.fuse_init_pending_since);

@@ -22,7 +22,7 @@
 
 int ra_bus_device_set_read_ahead(RaDisk *d, sd_bus_message *msg, uint32_t kb, int persist,
                                  sd_bus_error *error) {
-        RaBounds b = ra_policy_bounds(&d->attrs, &d->settings);
+        RaBounds b = ra_policy_bounds(&d->in.attrs, &d->settings);
         uid_t uid;
         int r;
 
@@ -153,6 +153,12 @@ static int property_get_kind(sd_bus *bus, const char *path, const char *interfac
         return ra_bus_append_string(reply, ra_kind_to_string(*(RaKind *) userdata));
 }
 
+/* A stack's leaves or what lies beneath a bdi; userdata is the RaDisk. */
+static int property_get_beneath(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return ra_bus_append_strv(reply, ra_disk_beneath(userdata));
+}
+
 #define DISK_PROPERTY(name, sig, getter, field, flags)                                                      \
         SD_BUS_PROPERTY(name, sig, getter, offsetof(RaDisk, field), flags)
 /*
@@ -168,21 +174,21 @@ static const sd_bus_vtable device_vtable[] = {
         SD_BUS_VTABLE_START(0),
         DISK_STRING("Name", name, SD_BUS_VTABLE_PROPERTY_CONST),
         DISK_PROPERTY("Kind", "s", property_get_kind, kind, CHANGES),
-        DISK_STRING("MountPoint", as_bdi.bdi.mountpoint, SD_BUS_VTABLE_PROPERTY_CONST),
-        DISK_STRING("FileSystem", as_bdi.bdi.fs_type, SD_BUS_VTABLE_PROPERTY_CONST),
-        DISK_PROPERTY("Beneath", "as", ra_bus_property_get_strv, beneath_names, 0),
+        DISK_STRING("MountPoint", in.bdi.mountpoint, SD_BUS_VTABLE_PROPERTY_CONST),
+        DISK_STRING("FileSystem", in.bdi.fs_type, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Beneath", "as", property_get_beneath, 0, 0),
         DISK_CHARS("Stack", as_stack.text, 0),
         DISK_STRING("Node", devnode, CHANGES),
-        DISK_STRING("Identity", identity, CHANGES),
-        DISK_PROPERTY("SizeBytes", "t", NULL, attrs.size_bytes, CHANGES),
-        DISK_PROPERTY("Rotational", "b", property_get_bool, attrs.rotational, CHANGES),
-        DISK_PROPERTY("Removable", "b", property_get_bool, attrs.removable, CHANGES),
-        DISK_STRING("Transport", attrs.transport, CHANGES),
+        DISK_STRING("Identity", in.identity, CHANGES),
+        DISK_PROPERTY("SizeBytes", "t", NULL, in.attrs.size_bytes, CHANGES),
+        DISK_PROPERTY("Rotational", "b", property_get_bool, in.attrs.rotational, CHANGES),
+        DISK_PROPERTY("Removable", "b", property_get_bool, in.attrs.removable, CHANGES),
+        DISK_STRING("Transport", in.attrs.transport, CHANGES),
         /* What udev calls the hardware, for racontrol export's hwdb keys: read when asked. */
-        DISK_STRING("Vendor", attrs.vendor, 0),
-        DISK_STRING("Model", attrs.model, 0),
-        DISK_STRING("Revision", attrs.revision, 0),
-        DISK_PROPERTY("ReadAheadKB", "u", NULL, attrs.read_ahead_kb, CHANGES),
+        DISK_STRING("Vendor", in.attrs.vendor, 0),
+        DISK_STRING("Model", in.attrs.model, 0),
+        DISK_STRING("Revision", in.attrs.revision, 0),
+        DISK_PROPERTY("ReadAheadKB", "u", NULL, in.attrs.read_ahead_kb, CHANGES),
         DISK_PROPERTY("TargetKB", "u", NULL, decision.kb, CHANGES),
         DISK_PROPERTY("Source", "s", property_get_source, decision.source, CHANGES),
         DISK_CHARS("Reason", decision.reason, CHANGES),
@@ -402,13 +408,13 @@ void ra_bus_disk_changed(Manager *m, const RaDisk *d, const RaDiskSnapshot *b) {
 
         CHANGED(b->kind != d->kind, "Kind");
         CHANGED(!ra_streq(b->node, d->devnode) && (b->node || d->devnode), "Node");
-        CHANGED(!ra_streq(b->identity, d->identity) && (b->identity || d->identity), "Identity");
-        CHANGED(b->size_bytes != d->attrs.size_bytes, "SizeBytes");
-        CHANGED(b->rotational != d->attrs.rotational, "Rotational");
-        CHANGED(b->removable != d->attrs.removable, "Removable");
-        CHANGED(!ra_streq(b->transport, d->attrs.transport) && (b->transport || d->attrs.transport),
+        CHANGED(!ra_streq(b->identity, d->in.identity) && (b->identity || d->in.identity), "Identity");
+        CHANGED(b->size_bytes != d->in.attrs.size_bytes, "SizeBytes");
+        CHANGED(b->rotational != d->in.attrs.rotational, "Rotational");
+        CHANGED(b->removable != d->in.attrs.removable, "Removable");
+        CHANGED(!ra_streq(b->transport, d->in.attrs.transport) && (b->transport || d->in.attrs.transport),
                 "Transport");
-        CHANGED(b->read_ahead_kb != d->attrs.read_ahead_kb, "ReadAheadKB");
+        CHANGED(b->read_ahead_kb != d->in.attrs.read_ahead_kb, "ReadAheadKB");
         CHANGED(b->decision.kb != now->kb, "TargetKB");
         CHANGED(b->decision.source != now->source, "Source");
         CHANGED(strcmp(b->decision.reason, now->reason) != 0, "Reason");

@@ -143,7 +143,7 @@ static int method_restore(sd_bus_message *msg, void *userdata, sd_bus_error *err
 
 static bool identity_is_present(const Manager *m, const char *identity) {
         for (size_t i = 0; i < m->n_disks; i++)
-                if (ra_streq(m->disks[i]->identity, identity))
+                if (ra_streq(m->disks[i]->in.identity, identity))
                         return true;
         return false;
 }

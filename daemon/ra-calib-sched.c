@@ -103,7 +103,7 @@ static void finish(RaCalibJob *j, int error) {
 
         (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
         d = ra_registry_find(m, j->name);
-        if (!d || !ra_streq(d->identity, j->identity)) {
+        if (!d || !ra_streq(d->in.identity, j->identity)) {
                 log_info("%s: calibrated, but it is gone (or another medium came): nothing kept.", j->name);
                 r = -ENODEV;
                 goto reply;
@@ -139,7 +139,7 @@ static void finish(RaCalibJob *j, int error) {
                         bytes += (uint64_t) sh->samples[i].kb * (sh->samples[i].reads ?: 1) * 1024;
                         nsec += sh->samples[i].nsec;
                 }
-                log_disk(LOG_INFO, RA_LOG_CALIBRATION, d->name, d->attrs.read_ahead_kb, "calibrated",
+                log_disk(LOG_INFO, RA_LOG_CALIBRATION, d->name, d->in.attrs.read_ahead_kb, "calibrated",
                          "%s: calibrated with %zu direct reads, %" PRIu64 " KiB in %" PRIu64 " ms: %s.",
                          d->name, sh->n, bytes / 1024, nsec / 1000000, figures(&c, text, sizeof(text)));
                 measured = true;
@@ -209,14 +209,14 @@ static const char *unsafe(Manager *m, const RaDisk *d, RaCalibDevice *ret) {
         if (d->kind != RA_KIND_DISK)
                 return d->kind == RA_KIND_STACK ? "a stack: its disks are calibrated themselves"
                                                 : "not a disk";
-        if (!d->devnode || !d->identity)
+        if (!d->devnode || !d->in.identity)
                 return "a disk without a device node or identity";
-        if (ra_streq(d->attrs.transport, "zram") || ra_streq(d->attrs.transport, "ram"))
+        if (ra_streq(d->in.attrs.transport, "zram") || ra_streq(d->in.attrs.transport, "ram"))
                 return "a disk in memory";
         ret->name = d->name;
         ret->syspath = d->syspath;
-        ret->id_path = d->attrs.id_path;
-        ret->size_bytes = d->attrs.size_bytes;
+        ret->id_path = d->in.attrs.id_path;
+        ret->size_bytes = d->in.attrs.size_bytes;
         dev = udev_device_new_from_syspath(m->udev, d->syspath);
         ret->cdrom = dev && udev_device_get_property_value(dev, "ID_CDROM");
         udev_device_unref(dev);
@@ -240,17 +240,17 @@ static int start(Manager *m, RaDisk *d, const RaCalibDevice *dev, sd_bus_message
                 .request = sd_bus_message_ref(request),
                 .reads = { .sysfd = -1,
                            .jump_kb = ra_calib_jump_kb(dev->logical_block_size),
-                           .size_bytes = d->attrs.size_bytes,
-                           .rotational = d->attrs.rotational },
+                           .size_bytes = d->in.attrs.size_bytes,
+                           .rotational = d->in.attrs.rotational },
         };
         j->reads.n_sizes = ra_calib_whole_blocks(j->reads.sizes,
-                                                 ra_calib_sizes(d->attrs.max_sectors_kb, j->reads.sizes),
+                                                 ra_calib_sizes(d->in.attrs.max_sectors_kb, j->reads.sizes),
                                                  dev->logical_block_size);
         if (j->reads.n_sizes == 0)
                 return -EOPNOTSUPP;
         (void) snprintf(j->reads.scheduler, sizeof(j->reads.scheduler), "%s", dev->scheduler);
         j->name = strdup(d->name);
-        j->identity = strdup(d->identity);
+        j->identity = strdup(d->in.identity);
         j->reads.devnode = strdup(d->devnode);
         if (!j->name || !j->identity || !j->reads.devnode)
                 return -ENOMEM;
@@ -299,7 +299,7 @@ static int start(Manager *m, RaDisk *d, const RaCalibDevice *dev, sd_bus_message
         log_info("%s: calibrating: direct reads at idle priority, at most %llu MiB and a second of the "
                  "disk's time%s%s.",
                  d->name, RA_CALIB_BYTES_MAX / 1024 / 1024,
-                 d->attrs.rotational ? ", 8 of them small reads far apart" : "",
+                 d->in.attrs.rotational ? ", 8 of them small reads far apart" : "",
                  ra_calib_pause_nsec(j->reads.scheduler, 1) > 0 ? ", paced to a quarter of its time" : "");
         j->next = m->calibration;
         m->calibration = TAKE_PTR(j);
@@ -324,14 +324,14 @@ void ra_calib_sched_consider(Manager *m, RaDisk *d, uint64_t now) {
         if (!m->config->calibrate || ra_context_observing(m) || running(m, NULL) || d->kind != RA_KIND_DISK)
                 return;
         /* Anything that decides it but its prior: a pin, the configuration, a fleet, what it learned. */
-        if (d->decision.source != RA_SOURCE_PRIOR || d->model.learned_kb > 0 || !d->identity)
+        if (d->decision.source != RA_SOURCE_PRIOR || d->model.learned_kb > 0 || !d->in.identity)
                 return;
-        stored = ra_store_entry(m, d->identity);
+        stored = ra_store_entry(m, d->in.identity);
         if (stored && (stored->calib.when > 0 || stored->learned_kb > 0))
                 return;
         if (now < d->calib_after || d->idle_samples == 0 || d->stat.in_flight > 0)
                 return;
-        if (d->attrs.rotational && (d->active_usec == 0 || now - d->active_usec > AWAKE_USEC))
+        if (d->in.attrs.rotational && (d->active_usec == 0 || now - d->active_usec > AWAKE_USEC))
                 return;
 
         why = unsafe(m, d, &dev);

@@ -37,6 +37,9 @@ int ra_disk_new(struct Manager *m, RaKind kind, const char *name, RaDisk **ret) 
 
         d->manager = m;
         d->kind = kind;
+        d->in.kind = kind == RA_KIND_BDI     ? RA_SETTINGS_BDI
+                     : kind == RA_KIND_STACK ? RA_SETTINGS_STACK
+                                             : RA_SETTINGS_DISK;
         d->knob_attr = kind == RA_KIND_BDI ? RA_APPLY_BDI_ATTR : RA_APPLY_DISK_ATTR;
         d->workload = "idle";
         d->evidence = "none";
@@ -53,34 +56,22 @@ int ra_disk_new(struct Manager *m, RaKind kind, const char *name, RaDisk **ret) 
         return 0;
 }
 
-static void disk_stack_clear(RaDiskStack *s) {
-        ra_stack_free(s->stack);
-        free(s->leaf_kb);
-        *s = (RaDiskStack){};
-}
-
-static void disk_bdi_clear(RaDiskBdi *b) {
-        ra_bdi_clear(&b->bdi);
-        free(b->beneath_kb);
-        *b = (RaDiskBdi){};
-}
-
 RaDisk *ra_disk_free(RaDisk *d) {
         if (!d)
                 return NULL;
 
-        ra_device_attrs_clear(&d->attrs);
-        disk_bdi_clear(&d->as_bdi);
-        disk_stack_clear(&d->as_stack);
-        ra_strv_free(d->beneath_names);
+        ra_inputs_clear(&d->in);
         free(d->name);
         free(d->object_path);
         free(d->syspath);
         free(d->devnode);
-        free(d->identity);
         free(d->reported_identity);
         free(d);
         return NULL;
+}
+
+char **ra_disk_beneath(const RaDisk *d) {
+        return d->kind == RA_KIND_BDI ? d->in.beneath_names : d->in.leaf_names;
 }
 
 int ra_disk_open_sysfs(const RaDisk *d) {
@@ -120,24 +111,30 @@ static const char *get_udev_property(void *userdata, const char *key) {
  * a disk, from its own attributes. Takes in's stack.
  */
 static void take_stack(RaDisk *d, RaInputs *in) {
-        const char *bad = in->stack_bad_path;
+        const char *bad;
 
-        disk_stack_clear(&d->as_stack);
-        ra_strv_free(d->beneath_names);
-        d->as_stack.stack = TAKE_PTR(in->stack);
-        d->as_stack.leaf_kb = TAKE_PTR(in->leaf_kb);
-        d->beneath_names = TAKE_PTR(in->leaf_names);
-        d->stack_read = in->stack_read;
+        ra_stack_free(d->in.stack);
+        free(d->in.leaf_kb);
+        ra_strv_free(d->in.leaf_names);
+        free(d->in.stack_bad_path);
+        d->in.stack = TAKE_PTR(in->stack);
+        d->in.leaf_kb = TAKE_PTR(in->leaf_kb);
+        d->in.leaf_names = TAKE_PTR(in->leaf_names);
+        d->in.stack_bad_path = TAKE_PTR(in->stack_bad_path);
+        d->in.stack_read = in->stack_read;
+        d->in.kind = ra_settings_block_kind(d->in.stack_read);
+        d->as_stack = (RaDiskStack){};
 
-        if (d->stack_read == -EAGAIN)
+        bad = d->in.stack_bad_path;
+        if (d->in.stack_read == -EAGAIN)
                 log_debug("%s: its stack is not settled (%s); deciding once it is.", d->name, bad ?: "?");
-        else if (d->stack_read < 0)
-                log_debug_errno(d->stack_read,
+        else if (d->in.stack_read < 0)
+                log_debug_errno(d->in.stack_read,
                                 "%s: cannot read its stack (%s), deciding from its own attributes: %m",
                                 d->name, bad ?: "?");
-        d->kind = ra_settings_block_kind(d->stack_read) == RA_SETTINGS_STACK ? RA_KIND_STACK : RA_KIND_DISK;
-        if (d->as_stack.stack)
-                (void) ra_stack_describe(d->as_stack.stack, d->as_stack.text);
+        d->kind = d->in.kind == RA_SETTINGS_STACK ? RA_KIND_STACK : RA_KIND_DISK;
+        if (d->in.stack)
+                (void) ra_stack_describe(d->in.stack, d->as_stack.text);
 }
 
 static void read_stack(RaDisk *d, struct udev *udev) {
@@ -183,24 +180,23 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
                         log_debug_errno(r, "%s: probing with libblkid failed, ignoring: %m", d->name);
         }
 
-        ra_device_attrs_clear(&d->attrs);
-        d->attrs = in.attrs; /* transport may point at bus: both move together */
+        ra_device_attrs_clear(&d->in.attrs);
+        d->in.attrs = in.attrs; /* transport may point at bus: both move together */
         d->medium_pending = false;
         in.attrs = (RaDeviceAttrs){};
         /* A disk whose head moves is traced as streams and jumps (ra-calib.h). */
-        d->costs.streams = d->attrs.rotational;
+        d->costs.streams = d->in.attrs.rotational;
 
-        free(d->identity);
-        d->identity = NULL;
-        r = ra_device_identity(&d->attrs, &d->identity);
+        d->in.identity = mfree(d->in.identity);
+        r = ra_device_identity(&d->in.attrs, &d->in.identity);
         if (r < 0)
                 return r;
-        r = replace_string(&d->reported_identity, d->identity);
+        r = replace_string(&d->reported_identity, d->in.identity);
         if (r < 0)
                 return r;
 
         /* Its requests are traced as bios (ra-inputs.h). */
-        d->bio_based = in.bio_based;
+        d->in.bio_based = in.bio_based;
 
         take_stack(d, &in);
         return *ret_bad_property ? -EINVAL : 0;
@@ -216,10 +212,10 @@ static int dup_or_null(const char *s, char **ret) {
 int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret) {
         *ret = (RaDiskSnapshot){
                 .kind = d->kind,
-                .size_bytes = d->attrs.size_bytes,
-                .rotational = d->attrs.rotational,
-                .removable = d->attrs.removable,
-                .read_ahead_kb = d->attrs.read_ahead_kb,
+                .size_bytes = d->in.attrs.size_bytes,
+                .rotational = d->in.attrs.rotational,
+                .removable = d->in.attrs.removable,
+                .read_ahead_kb = d->in.attrs.read_ahead_kb,
                 .decision = d->decision,
                 .read_bytes_per_sec = d->read_bytes_per_sec,
                 .avg_read_request_bytes = d->avg_read_request_bytes,
@@ -231,8 +227,8 @@ int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret) {
                 .calibrating = d->calibrating,
         };
 
-        if (dup_or_null(d->devnode, &ret->node) < 0 || dup_or_null(d->identity, &ret->identity) < 0 ||
-            dup_or_null(d->attrs.transport, &ret->transport) < 0) {
+        if (dup_or_null(d->devnode, &ret->node) < 0 || dup_or_null(d->in.identity, &ret->identity) < 0 ||
+            dup_or_null(d->in.attrs.transport, &ret->transport) < 0) {
                 ra_disk_snapshot_clear(ret);
                 return -ENOMEM;
         }
@@ -255,10 +251,10 @@ int ra_disk_update_bdi(RaDisk *d, struct udev *udev, RaBdi *b) {
         uint32_t kb;
         int r, props = 0;
 
-        ra_bdi_clear(&d->as_bdi.bdi);
-        d->as_bdi.bdi = *b;
+        ra_bdi_clear(&d->in.bdi);
+        d->in.bdi = *b;
         *b = (RaBdi){};
-        d->devnum = d->as_bdi.bdi.s_dev; /* the page-cache events' name for it */
+        d->devnum = d->in.bdi.s_dev; /* the page-cache events' name for it */
 
         free(d->syspath);
         if (asprintf(&d->syspath, "/sys/class/bdi/%s", d->name) < 0) {
@@ -272,36 +268,34 @@ int ra_disk_update_bdi(RaDisk *d, struct udev *udev, RaBdi *b) {
         if (r < 0)
                 return r;
 
-        ra_device_attrs_clear(&d->attrs);
-        d->attrs.name = strdup(d->name);
-        if (!d->attrs.name)
+        ra_device_attrs_clear(&d->in.attrs);
+        d->in.attrs.name = strdup(d->name);
+        if (!d->in.attrs.name)
                 return -ENOMEM;
-        d->attrs.read_ahead_kb = kb;
-        d->attrs.transport = ra_bdi_kind_to_string(d->as_bdi.bdi.kind);
+        d->in.attrs.read_ahead_kb = kb;
+        d->in.attrs.transport = ra_bdi_kind_to_string(d->in.bdi.kind);
 
-        ra_strv_free(d->beneath_names);
-        d->beneath_names = NULL;
-        d->as_bdi.beneath_kb = mfree(d->as_bdi.beneath_kb);
-        r = ra_inputs_read_beneath(&d->attrs, &d->as_bdi.bdi, "/sys", ra_stack_read_leaf_udev, udev,
-                                   &d->as_bdi.beneath_kb, &d->beneath_names);
+        d->in.beneath_names = ra_strv_free(d->in.beneath_names);
+        d->in.beneath_kb = mfree(d->in.beneath_kb);
+        r = ra_inputs_read_beneath(&d->in.attrs, &d->in.bdi, "/sys", ra_stack_read_leaf_udev, udev,
+                                   &d->in.beneath_kb, &d->in.beneath_names);
         if (r < 0)
                 return r;
         /* A network or FUSE file system's size is not a reason to cap its window. */
-        if (d->attrs.size_bytes == 0)
-                d->attrs.size_bytes = UINT64_MAX;
+        if (d->in.attrs.size_bytes == 0)
+                d->in.attrs.size_bytes = UINT64_MAX;
 
         /* An administrator's rule may pin or bound a bdi as it does a disk. */
         u = udev_device_new_from_subsystem_sysname(udev, "bdi", d->name);
         if (u) {
-                props = ra_device_attrs_read_properties(&d->attrs, get_udev_property, u, &bad);
+                props = ra_device_attrs_read_properties(&d->in.attrs, get_udev_property, u, &bad);
                 udev_device_unref(u);
                 if (props == -ENOMEM)
                         return props;
         }
 
-        free(d->identity);
-        d->identity = NULL;
-        r = ra_bdi_identity(&d->as_bdi.bdi, &d->identity);
+        d->in.identity = mfree(d->in.identity);
+        r = ra_bdi_identity(&d->in.bdi, &d->in.identity);
         if (r < 0)
                 return r;
         return props;
@@ -319,14 +313,14 @@ bool ra_disk_restacked(RaDisk *d, struct udev *udev, uint32_t kb) {
         _cleanup_close_ int sysfd = -1;
         const char *bad = NULL;
 
-        if (d->kind != RA_KIND_STACK || !d->as_stack.stack)
+        if (d->kind != RA_KIND_STACK || !d->in.stack)
                 return false;
         sysfd = ra_disk_open_sysfs(d);
         if (sysfd < 0 || ra_device_attrs_read_sysfs(&now, sysfd, &bad) < 0 ||
             kb != ra_policy_kernel_kb(now.optimal_io_bytes))
                 return false;
-        d->attrs.size_bytes = now.size_bytes;
-        d->attrs.optimal_io_bytes = now.optimal_io_bytes;
+        d->in.attrs.size_bytes = now.size_bytes;
+        d->in.attrs.optimal_io_bytes = now.optimal_io_bytes;
         read_stack(d, udev);
         return true;
 }

@@ -10,6 +10,7 @@
 #include "ra-calib.h"
 #include "ra-device.h"
 #include "ra-diskstat.h"
+#include "ra-inputs.h"
 #include "ra-pcache.h"
 #include "ra-policy.h"
 #include "ra-stack.h"
@@ -40,26 +41,21 @@ static inline bool ra_kind_is_block(RaKind k) {
 }
 
 /*
- * What only a device on top of others (RA_KIND_STACK) has: its stack, NULL
- * while it is not settled (RaDisk.stack_read -EAGAIN), its leaves' priors,
- * one per stack->leaves (RaDisk.beneath_names names them), and the stack in
- * words for D-Bus.
+ * What only a device on top of others (RA_KIND_STACK) has beyond its
+ * inputs (RaDisk.in: its stack, NULL while it is not settled, and its
+ * leaves): the stack in words for D-Bus.
  */
 typedef struct RaDiskStack {
-        RaStack *stack;
-        uint32_t *leaf_kb;
         char text[RA_STACK_DESCRIBE_MAX]; /* "dm-1 (LUKS) on md0 (raid1) on sda2, sdb2"; "" */
 } RaDiskStack;
 
 /*
- * What only a file system's own backing device (RA_KIND_BDI) has: what it
- * is, the priors of what lies beneath it, the value its file system was
- * given, and where udevd and a FUSE server are with it.
+ * What only a file system's own backing device (RA_KIND_BDI) has beyond its
+ * inputs (RaDisk.in: what it is, the priors of what lies beneath it, the
+ * value its file system was given): where udevd and a FUSE server are with
+ * it.
  */
 typedef struct RaDiskBdi {
-        RaBdi bdi;
-        uint32_t *beneath_kb; /* one per bdi.beneath */
-        uint32_t server_kb;
         bool reread; /* udevd has finished an event of it: read its properties again at the next scan */
         /*
          * Found after radaemon started, until udevd has finished its "add"
@@ -87,21 +83,22 @@ typedef struct RaDisk {
         char *object_path;     /* on D-Bus */
         char *syspath;
         char *devnode;
-        char *identity;
         /*
-         * A block device's identity as it reports it; identity differs
+         * What it was last read with (ra_disk_update(), ra_disk_update_bdi(),
+         * through common/ra-inputs.c as the udev helper reads it), and is
+         * decided from; all its own. A bdi's attrs are those of what lies
+         * beneath it. in.identity is the one it is kept under (NULL: none);
+         * in.leaf_identities, its leaves', are taken at every decision.
+         */
+        RaInputs in;
+        /*
+         * A block device's identity as it reports it; in.identity differs
          * while another present device reports the same one
          * (ra_identify(), daemon/ra-identify.c).
          */
         char *reported_identity;
         dev_t devnum;
 
-        RaDeviceAttrs attrs;
-        /*
-         * A block device without a blk-mq queue (dm, md, zram): it issues no
-         * requests of its own, and the tracer sees its reads as bios.
-         */
-        bool bio_based;
         RaSettings settings;
         RaDecision decision;
 
@@ -130,12 +127,8 @@ typedef struct RaDisk {
         RaReassert reassert; /* writes again after such changes (ra-tune-knob.h) */
         int write_error;     /* errno of the last failed write; 0 after a good one */
 
-        /* RA_KIND_BDI, RA_KIND_STACK: the disks it reads from, for D-Bus (a partition stands for its disk).
-         */
-        char **beneath_names;
         /* A disk or stack: a managed bdi reads through it, so its block requests are a file system's. */
         bool beneath_bdi;
-        int stack_read; /* of any block device: what ra_stack_read_priors() said, for ra_stack_decide() */
 
         /*
          * Its cost model: its calibration (ra-calib-sched.c), else the model
@@ -174,6 +167,12 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
  * beneath it through udev, as disks are read. -ENODEV when the bdi is gone.
  */
 int ra_disk_update_bdi(RaDisk *d, struct udev *udev, RaBdi *b);
+
+/*
+ * The disks it reads from, for D-Bus (a partition stands for its disk): a
+ * stack's leaves, what lies beneath a bdi; NULL for a disk.
+ */
+char **ra_disk_beneath(const RaDisk *d);
 
 /* Opens the disk's sysfs directory for the applier; -ENODEV when it is gone. */
 int ra_disk_open_sysfs(const RaDisk *d);

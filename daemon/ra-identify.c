@@ -24,17 +24,18 @@ static int keep_apart(Manager *m, RaDisk *d, char ***partners) {
         int r;
 
         /* Without a medium there is no device to speak of: an empty card reader shares nothing. */
-        if (!d->reported_identity || d->attrs.size_bytes == 0)
+        if (!d->reported_identity || d->in.attrs.size_bytes == 0)
                 return 0;
         for (size_t i = 0; i < m->n_disks; i++) {
                 RaDisk *o = m->disks[i];
 
-                if (o == d || !ra_kind_is_block(o->kind) || o->attrs.size_bytes == 0 ||
+                if (o == d || !ra_kind_is_block(o->kind) || o->in.attrs.size_bytes == 0 ||
                     !ra_streq(o->reported_identity, d->reported_identity))
                         continue;
                 others++;
                 /* Still under the shared identity: it must move apart too. */
-                if (ra_streq(o->identity, o->reported_identity) && !ra_strv_contains(*partners, o->name)) {
+                if (ra_streq(o->in.identity, o->reported_identity) &&
+                    !ra_strv_contains(*partners, o->name)) {
                         r = ra_strv_push(partners, o->name);
                         if (r < 0)
                                 return r;
@@ -43,11 +44,11 @@ static int keep_apart(Manager *m, RaDisk *d, char ***partners) {
         if (others == 0)
                 return 0;
 
-        r = ra_device_identity_apart(&d->attrs, d->reported_identity, &apart);
+        r = ra_device_identity_apart(&d->in.attrs, d->reported_identity, &apart);
         if (r < 0)
                 return r;
-        free(d->identity);
-        d->identity = TAKE_PTR(apart);
+        free(d->in.identity);
+        d->in.identity = TAKE_PTR(apart);
         return others > INT_MAX ? INT_MAX : (int) others;
 }
 
@@ -58,8 +59,8 @@ static size_t count_old_identity(Manager *m, const char *old) {
         for (size_t i = 0; i < m->n_disks; i++) {
                 _cleanup_free_ char *o = NULL;
 
-                if (ra_kind_is_block(m->disks[i]->kind) && m->disks[i]->attrs.size_bytes > 0 &&
-                    ra_device_old_identity(&m->disks[i]->attrs, &o) > 0 && ra_streq(o, old))
+                if (ra_kind_is_block(m->disks[i]->kind) && m->disks[i]->in.attrs.size_bytes > 0 &&
+                    ra_device_old_identity(&m->disks[i]->in.attrs, &o) > 0 && ra_streq(o, old))
                         n++;
         }
         return n;
@@ -77,8 +78,8 @@ static void carry_over(Manager *m, RaDisk *d) {
         size_t n;
         int r;
 
-        r = ra_device_old_identity(&d->attrs, &old);
-        if (r <= 0 || ra_store_entry(m, d->identity) || !ra_store_entry(m, old))
+        r = ra_device_old_identity(&d->in.attrs, &old);
+        if (r <= 0 || ra_store_entry(m, d->in.identity) || !ra_store_entry(m, old))
                 goto finish;
 
         n = count_old_identity(m, old);
@@ -91,7 +92,7 @@ static void carry_over(Manager *m, RaDisk *d) {
         r = ra_store_carry_over(m, d);
         if (r > 0)
                 log_info("%s: what was stored under %s is kept under %s from now on.", d->name, old,
-                         d->identity);
+                         d->in.identity);
 finish:
         if (r < 0)
                 log_warning_errno(r, "%s: cannot carry over what was stored under its old identity: %m",
@@ -116,12 +117,12 @@ void ra_identify(Manager *m, RaDisk *d, const char *previous, char ***partners) 
                 log_notice("%s: %d other present device%s report%s %s: kept apart as %s; none of them takes "
                            "what is stored under it.",
                            d->name, r, r == 1 ? "" : "s", r == 1 ? "s" : "", d->reported_identity,
-                           d->identity);
+                           d->in.identity);
                 /* Its original is known already, where it was managed under the shared identity. */
                 shared = ra_store_entry(m, d->reported_identity);
                 if (ra_streq(previous, d->reported_identity) && shared && shared->has_original &&
-                    (!(e = ra_store_entry(m, d->identity)) || !e->has_original))
-                        ra_store_set_original(m, d->identity, shared->original_kb);
+                    (!(e = ra_store_entry(m, d->in.identity)) || !e->has_original))
+                        ra_store_set_original(m, d->in.identity, shared->original_kb);
         } else
                 /* Before anything is stored under the new identity, or the old entry would never move. */
                 carry_over(m, d);

@@ -25,13 +25,13 @@
  */
 static void read_bdi_counters(const RaDisk *d, RaDiskStat *ret) {
         *ret = (RaDiskStat){};
-        for (size_t i = 0; i < d->as_bdi.bdi.n_beneath; i++) {
+        for (size_t i = 0; i < d->in.bdi.n_beneath; i++) {
                 char path[64];
                 _cleanup_close_ int fd = -1;
                 RaDiskStat s;
 
-                (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(d->as_bdi.bdi.beneath[i]),
-                                minor(d->as_bdi.bdi.beneath[i]));
+                (void) snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(d->in.bdi.beneath[i]),
+                                minor(d->in.bdi.beneath[i]));
                 fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (fd < 0 || ra_diskstat_read_at(fd, &s) < 0)
                         continue;
@@ -87,14 +87,14 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
         *ret = (RaObservation){
                 .window_kb = kb,
                 /* A bio-based device on a kernel without block_bio_queue has its counters only. */
-                .traced = tracer && (!d->bio_based || ra_tracefs_sees_bios(tracer)),
+                .traced = tracer && (!d->in.bio_based || ra_tracefs_sees_bios(tracer)),
                 .evidence = tracer ? ra_tracefs_evidence(tracer) : RA_EVIDENCE_NONE,
         };
         if (!baseline)
                 ra_diskstat_rates(&delta, (double) (now - d->stat_usec) / 1e6, &ret->rates);
         ra_trace_account_take(&d->trace, &ret->trace);
         ra_pcache_account_take(&d->pcache, &ret->pcache);
-        if (!baseline && d->kind == RA_KIND_BDI && d->as_bdi.bdi.n_beneath == 0)
+        if (!baseline && d->kind == RA_KIND_BDI && d->in.bdi.n_beneath == 0)
                 rates_from_pcache(&ret->pcache, &ret->rates);
         d->stat = *stat;
         d->stat_usec = now;
@@ -107,16 +107,16 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
  * cannot try would be stored untested. Otherwise the workload is still named.
  */
 static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
-        const RaStateEntry *e = ra_store_entry(m, d->identity);
+        const RaStateEntry *e = ra_store_entry(m, d->in.identity);
         RaAdaptLimits limits = {
-                .bounds = ra_policy_bounds(&d->attrs, &d->settings),
-                .size_cap_kb = ra_policy_learned_cap_kb(d->attrs.size_bytes),
-                .max_sectors_kb = d->attrs.max_sectors_kb,
+                .bounds = ra_policy_bounds(&d->in.attrs, &d->settings),
+                .size_cap_kb = ra_policy_learned_cap_kb(d->in.attrs.size_bytes),
+                .max_sectors_kb = d->in.attrs.max_sectors_kb,
                 /* What the kernel gave the device (2 x io_opt where it reports one), before radaemon. */
                 .default_kb = e && e->has_original && e->original_kb > 0 ? e->original_kb : 0,
                 /* What it costs to read, as stored (empty: never measured, the policy assumes one). */
                 .calib = d->calib,
-                .rotational = d->attrs.rotational,
+                .rotational = d->in.attrs.rotational,
         };
 
         /*
@@ -126,7 +126,7 @@ static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
          */
         bool own = !d->beneath_bdi || o->pcache.seq_bytes + o->pcache.random_bytes > 0;
 
-        if (own && d->attrs.size_bytes > 0 && !ra_context_observing(m) &&
+        if (own && d->in.attrs.size_bytes > 0 && !ra_context_observing(m) &&
             ra_source_learnable(d->decision.source))
                 return ra_adapt_update(&d->model, o, &limits);
 

@@ -136,7 +136,7 @@ size_t ra_registry_describe_empty(const Manager *m, char *buf, size_t size) {
         buf[0] = '\0';
         names = calloc(m->n_disks + 1, sizeof(char *));
         for (size_t i = 0; i < m->n_disks; i++)
-                if (ra_kind_is_block(m->disks[i]->kind) && m->disks[i]->attrs.size_bytes == 0) {
+                if (ra_kind_is_block(m->disks[i]->kind) && m->disks[i]->in.attrs.size_bytes == 0) {
                         if (names)
                                 names[n] = m->disks[i]->name;
                         n++;

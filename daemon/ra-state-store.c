@@ -128,7 +128,7 @@ static size_t forget(Manager *m) {
                 return 0;
         for (size_t i = 0; i < m->n_disks; i++) {
                 RaStateEntry *e =
-                        m->disks[i]->identity ? ra_state_find(m->state, m->disks[i]->identity) : NULL;
+                        m->disks[i]->in.identity ? ra_state_find(m->state, m->disks[i]->in.identity) : NULL;
 
                 if (e)
                         e->seen = now;
@@ -291,7 +291,7 @@ void ra_store_learned(Manager *m, const RaDisk *d) {
 
         /* Kept for the next plug of this device, and for the udev helper: saved at the end of the interval.
          */
-        if (ra_state_ensure(m->state, d->identity, &e) >= 0) {
+        if (ra_state_ensure(m->state, d->in.identity, &e) >= 0) {
                 e->learned_kb = d->model.learned_kb;
                 m->state_dirty = true;
         }
@@ -301,7 +301,7 @@ void ra_store_calibrated(Manager *m, RaDisk *d, const RaCalib *c) {
         RaStateEntry *e;
 
         d->calib = *c;
-        if (ra_state_ensure(m->state, d->identity, &e) >= 0) {
+        if (ra_state_ensure(m->state, d->in.identity, &e) >= 0) {
                 e->calib = *c;
                 m->state_dirty = true;
                 /*
@@ -329,10 +329,10 @@ void ra_store_traced(Manager *m, RaDisk *d) {
         RaCalib c;
         bool first;
 
-        if (!d->costs.changed || !d->identity ||
+        if (!d->costs.changed || !d->in.identity ||
             ra_calib_trace_fit(&d->costs, (uint64_t) time(NULL), &c) < 0)
                 return;
-        if (ra_state_ensure(m->state, d->identity, &e) < 0)
+        if (ra_state_ensure(m->state, d->in.identity, &e) < 0)
                 return;
         first = e->traced.when == 0;
         if (first || moved(e->traced.command_us, c.command_us) ||
@@ -355,18 +355,18 @@ void ra_store_remember_original(Manager *m, const RaDisk *d) {
          * unless radaemon's udev helper already wrote it and says what was
          * there. Without a medium there is no device to speak of.
          */
-        if (d->attrs.size_bytes > 0)
-                r = ra_state_remember_original(m->state, d->identity,
-                                               d->attrs.has_original ? d->attrs.original_kb
-                                                                     : d->attrs.read_ahead_kb);
+        if (d->in.attrs.size_bytes > 0)
+                r = ra_state_remember_original(m->state, d->in.identity,
+                                               d->in.attrs.has_original ? d->in.attrs.original_kb
+                                                                        : d->in.attrs.read_ahead_kb);
         if (r > 0)
                 m->state_dirty = m->original_unsaved = true;
         else if (r < 0)
                 log_warning_errno(r, "%s: cannot remember the original value: %m", d->name);
 
         /* Seen: kept for forget_after_days from now. A day's difference is worth a save. */
-        if (d->attrs.size_bytes > 0 && now_seconds() > 0 &&
-            ra_state_touch(m->state, d->identity, now_seconds()) > 0)
+        if (d->in.attrs.size_bytes > 0 && now_seconds() > 0 &&
+            ra_state_touch(m->state, d->in.identity, now_seconds()) > 0)
                 m->state_dirty = true;
 }
 
@@ -382,7 +382,7 @@ void ra_store_set_original(Manager *m, const char *identity, uint32_t kb) {
 }
 
 int ra_store_carry_over(Manager *m, const RaDisk *d) {
-        int r = ra_state_carry_over(m->state, &d->attrs, d->identity);
+        int r = ra_state_carry_over(m->state, &d->in.attrs, d->in.identity);
 
         if (r > 0)
                 m->state_dirty = true;

@@ -26,10 +26,11 @@ static void tune_identity(Manager *m, const char *identity, const char *event) {
                 uint32_t now;
                 RaTune t;
 
-                if (!ra_streq(d->identity, identity) || ra_tune_begin(d, &t) < 0)
+                if (!ra_streq(d->in.identity, identity) || ra_tune_begin(d, &t) < 0)
                         continue;
                 /* A move not yet seen is seen now, or the decision would yield to it again. */
-                if (!d->medium_pending && ra_disk_read_knob(d, &now) >= 0 && now != d->attrs.read_ahead_kb)
+                if (!d->medium_pending && ra_disk_read_knob(d, &now) >= 0 &&
+                    now != d->in.attrs.read_ahead_kb)
                         ra_tune_drift(m, d, now);
                 d->external = false;
                 ra_tune_commit(m, &t, event);
@@ -37,7 +38,7 @@ static void tune_identity(Manager *m, const char *identity, const char *event) {
 }
 
 int ra_tune_pin(Manager *m, RaDisk *d, uint32_t kb, bool persist, uid_t uid) {
-        _cleanup_free_ char *identity = strdup(d->identity);
+        _cleanup_free_ char *identity = strdup(d->in.identity);
         bool changed;
         int r;
 
@@ -54,7 +55,7 @@ int ra_tune_pin(Manager *m, RaDisk *d, uint32_t kb, bool persist, uid_t uid) {
 }
 
 int ra_tune_unpin(Manager *m, RaDisk *d, uid_t uid) {
-        _cleanup_free_ char *identity = strdup(d->identity);
+        _cleanup_free_ char *identity = strdup(d->in.identity);
         bool changed;
         int r;
 

@@ -81,9 +81,9 @@ static void partners_apart(Manager *m, char **partners) {
                 RaDisk *d = ra_registry_find(m, partners[i]);
                 RaTune t;
 
-                if (!d || !ra_streq(d->identity, d->reported_identity))
+                if (!d || !ra_streq(d->in.identity, d->reported_identity))
                         continue;
-                previous = strdup(d->identity);
+                previous = strdup(d->in.identity);
                 if (!previous || ra_tune_begin(d, &t) < 0) {
                         (void) log_oom();
                         continue;

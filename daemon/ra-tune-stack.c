@@ -8,18 +8,19 @@
 #include "ra-tune.h"
 #include "ra-util.h"
 
-const char **ra_tune_leaf_identities(Manager *m, const RaDisk *d) {
-        const char **ids;
+void ra_tune_leaf_identities(Manager *m, RaDisk *d) {
+        d->in.leaf_identities = ra_strv_free(d->in.leaf_identities);
+        if (d->kind != RA_KIND_STACK || !d->in.stack)
+                return;
+        for (size_t i = 0; i < d->in.stack->n_leaves; i++) {
+                const RaDisk *leaf = ra_registry_find(m, ra_stack_leaf(d->in.stack, i)->name);
+                const char *id = leaf ? leaf->in.identity : NULL;
 
-        if (d->kind != RA_KIND_STACK || !d->as_stack.stack || d->as_stack.stack->n_leaves == 0)
-                return NULL;
-        ids = calloc(d->as_stack.stack->n_leaves, sizeof(char *));
-        for (size_t i = 0; ids && i < d->as_stack.stack->n_leaves; i++) {
-                const RaDisk *leaf = ra_registry_find(m, ra_stack_leaf(d->as_stack.stack, i)->name);
-
-                ids[i] = leaf ? leaf->identity : NULL;
+                if (ra_strv_push(&d->in.leaf_identities, id ?: "") < 0) {
+                        d->in.leaf_identities = ra_strv_free(d->in.leaf_identities);
+                        return;
+                }
         }
-        return ids;
 }
 
 void ra_tune_stack_tops(Manager *m, const RaDisk *leaf, const char *event) {
@@ -28,10 +29,10 @@ void ra_tune_stack_tops(Manager *m, const RaDisk *leaf, const char *event) {
                 RaDisk *top = m->disks[i];
                 bool above = false;
 
-                if (top == leaf || top->kind != RA_KIND_STACK || !top->as_stack.stack)
+                if (top == leaf || top->kind != RA_KIND_STACK || !top->in.stack)
                         continue;
-                for (size_t j = 0; j < top->as_stack.stack->n_leaves && !above; j++)
-                        above = ra_streq(ra_stack_leaf(top->as_stack.stack, j)->name, leaf->name);
+                for (size_t j = 0; j < top->in.stack->n_leaves && !above; j++)
+                        above = ra_streq(ra_stack_leaf(top->in.stack, j)->name, leaf->name);
                 if (above)
                         ra_tune_disk(m, top, event);
         }

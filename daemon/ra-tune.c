@@ -75,41 +75,10 @@ static bool sysfs_moved(Manager *m, RaDisk *d, const char **ret_again) {
         if (d->medium_pending)
                 return true;
 
-        if (ra_disk_read_knob(d, &now) < 0 || now == d->attrs.read_ahead_kb)
+        if (ra_disk_read_knob(d, &now) < 0 || now == d->in.attrs.read_ahead_kb)
                 return false;
         *ret_again = drift(m, d, now);
         return true;
-}
-
-static RaSettingsKind settings_kind(RaKind k) {
-        switch (k) {
-        case RA_KIND_BDI:
-                return RA_SETTINGS_BDI;
-        case RA_KIND_STACK:
-                return RA_SETTINGS_STACK;
-        default:
-                return RA_SETTINGS_DISK;
-        }
-}
-
-/*
- * What was read of d (ra_disk_update(), ra_disk_update_bdi(), through
- * common/ra-inputs.c as the udev helper reads it), as the reader hands it
- * over: borrowed, never cleared.
- */
-static RaInputs inputs_of(const RaDisk *d, const char **leaf_ids) {
-        return (RaInputs){
-                .kind = settings_kind(d->kind),
-                .attrs = d->attrs,
-                .identity = d->identity,
-                .stack_read = d->stack_read,
-                .stack = d->as_stack.stack,
-                .leaf_kb = d->as_stack.leaf_kb,
-                .leaf_identities = (char **) leaf_ids,
-                .bdi = d->as_bdi.bdi,
-                .beneath_kb = d->as_bdi.beneath_kb,
-                .server_kb = d->as_bdi.server_kb,
-        };
 }
 
 /*
@@ -118,27 +87,25 @@ static RaInputs inputs_of(const RaDisk *d, const char **leaf_ids) {
  * check asks for it (the value had moved), else NULL.
  */
 static const char *decide_once(Manager *m, RaDisk *d, const char *event) {
-        _cleanup_free_ const char **leaf_ids = ra_tune_leaf_identities(m, d);
         RaDecision previous = d->decision;
         RaKnob k = window_knob(d);
         RaSettingsRun run;
         const char *again = NULL;
-        RaInputs in;
         bool news;
 
         /* Yielding: the value to keep is what sysfs holds now, not what was tracked. */
         if (d->external)
-                (void) ra_disk_read_knob(d, &d->attrs.read_ahead_kb);
+                (void) ra_disk_read_knob(d, &d->in.attrs.read_ahead_kb);
         run = (RaSettingsRun){
                 .learned_kb = d->model.learned_kb,
                 .learned_reason = d->model.reason,
                 .external = d->external,
         };
-        in = inputs_of(d, leaf_ids);
-        ra_inputs_decide(m->config, m->state, &in, &run, &d->settings, &d->decision);
+        ra_tune_leaf_identities(m, d);
+        ra_inputs_decide(m->config, m->state, &d->in, &run, &d->settings, &d->decision);
         /* What D-Bus shows of its cost model: what the store keeps for it, as the settings took it. */
-        if (d->kind == RA_KIND_DISK && d->identity && ra_state_cost_model(m->state, d->identity))
-                d->calib = *ra_state_cost_model(m->state, d->identity);
+        if (d->kind == RA_KIND_DISK && d->in.identity && ra_state_cost_model(m->state, d->in.identity))
+                d->calib = *ra_state_cost_model(m->state, d->in.identity);
         else
                 d->calib = (RaCalib){};
 
@@ -157,9 +124,9 @@ static const char *decide_once(Manager *m, RaDisk *d, const char *event) {
                                d->name, d->decision.reason);
         else if (sysfs_moved(m, d, &again))
                 return again;
-        else if (ra_tune_knob_settle(m, &k, news, d->attrs.read_ahead_kb, d->decision.kb,
+        else if (ra_tune_knob_settle(m, &k, news, d->in.attrs.read_ahead_kb, d->decision.kb,
                                      ra_source_to_string(d->decision.source), event, d->decision.reason,
-                                     &d->attrs.read_ahead_kb) > 0)
+                                     &d->in.attrs.read_ahead_kb) > 0)
                 d->decisions++;
         return NULL;
 }
@@ -189,16 +156,18 @@ void ra_tune_drift(Manager *m, RaDisk *d, uint32_t kb) {
         decide(m, d, drift(m, d, kb));
 }
 
-/* What the drift check makes of kb, found where d->attrs said otherwise: the event to decide again with, or
- * NULL. */
+/*
+ * What the drift check makes of kb, found where d->in.attrs said otherwise:
+ * the event to decide again with, or NULL.
+ */
 static const char *drift(Manager *m, RaDisk *d, uint32_t kb) {
-        uint32_t was = d->attrs.read_ahead_kb;
+        uint32_t was = d->in.attrs.read_ahead_kb;
         uint64_t now;
         RaKnob k;
 
         if (kb == was)
                 return NULL;
-        d->attrs.read_ahead_kb = kb;
+        d->in.attrs.read_ahead_kb = kb;
         (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
 
         /*
@@ -209,18 +178,18 @@ static const char *drift(Manager *m, RaDisk *d, uint32_t kb) {
          * comes down with it: deciding again writes it back.
          */
         if (d->kind == RA_KIND_BDI &&
-            ra_bdi_fuse_init_answer(&d->as_bdi.bdi, d->as_bdi.fuse_init_pending_since > 0,
-                                    now - d->as_bdi.fuse_init_pending_since, d->as_bdi.server_kb, was, kb)) {
+            ra_bdi_fuse_init_answer(&d->in.bdi, d->as_bdi.fuse_init_pending_since > 0,
+                                    now - d->as_bdi.fuse_init_pending_since, d->in.server_kb, was, kb)) {
                 log_info("%s: the FUSE server lowered the window to %" PRIu32 " KiB at INIT.", d->name, kb);
                 d->as_bdi.fuse_init_pending_since = 0;
-                d->as_bdi.server_kb = kb;
+                d->in.server_kb = kb;
                 /*
                  * What the file system was given, where the state remembered
                  * the kernel's offer: the next mount starts from the answer
                  * (found after INIT, it holds the answer, not radaemon's value),
                  * and Restore goes back to it.
                  */
-                ra_store_set_original(m, d->identity, kb);
+                ra_store_set_original(m, d->in.identity, kb);
                 return "fuse init";
         }
 
@@ -238,7 +207,7 @@ static const char *drift(Manager *m, RaDisk *d, uint32_t kb) {
                          " KiB during its udev add event (a udev rule, such as nfs-common's nfsrahead): "
                          "its starting value; radaemon writes %" PRIu32 " KiB when udev is done.",
                          d->name, was, kb, d->decision.kb);
-                ra_store_set_original(m, d->identity, kb);
+                ra_store_set_original(m, d->in.identity, kb);
                 return NULL;
         }
 
@@ -362,9 +331,9 @@ int ra_tune_check_window(Manager *m, RaDisk *d, uint32_t *ret_kb) {
          * A new diskseq means a new medium, whose uevent is on its way: the
          * value the kernel gave it is not somebody else's.
          */
-        if (*ret_kb == d->attrs.read_ahead_kb)
+        if (*ret_kb == d->in.attrs.read_ahead_kb)
                 return TAKE_FD(sysfd);
-        if (read_diskseq(sysfd) != d->attrs.diskseq) {
+        if (read_diskseq(sysfd) != d->in.attrs.diskseq) {
                 d->medium_pending = true;
                 return TAKE_FD(sysfd);
         }
@@ -383,15 +352,15 @@ int ra_tune_check_window(Manager *m, RaDisk *d, uint32_t *ret_kb) {
 }
 
 bool ra_tune_restore(Manager *m, RaDisk *d, const char *why) {
-        const RaStateEntry *e = ra_state_find(m->state, d->identity);
+        const RaStateEntry *e = ra_state_find(m->state, d->in.identity);
         RaKnob k = window_knob(d);
         bool done;
         RaTune t;
 
         if (!e || !e->has_original || ra_tune_begin(d, &t) < 0)
                 return false;
-        done = ra_tune_knob_restore(m, &k, d->attrs.read_ahead_kb, e->original_kb, why,
-                                    &d->attrs.read_ahead_kb);
+        done = ra_tune_knob_restore(m, &k, d->in.attrs.read_ahead_kb, e->original_kb, why,
+                                    &d->in.attrs.read_ahead_kb);
         ra_tune_commit(m, &t, NULL);
         return done;
 }
@@ -402,13 +371,13 @@ void ra_tune_identified(Manager *m, RaDisk *d, const char *previous_identity) {
         ra_store_remember_original(m, d);
 
         /* Another medium behind the name: start from what is known about it. */
-        if (ra_streq(previous_identity, d->identity))
+        if (ra_streq(previous_identity, d->in.identity))
                 return;
         d->model = (RaModel){};
         d->trace = (RaTraceAccount){};
         d->pcache = (RaPcacheAccount){ .page_kb = ra_page_kb() };
         d->stat_usec = 0;
-        learned = ra_state_learned(m->state, d->identity);
+        learned = ra_state_learned(m->state, d->in.identity);
         if (learned > 0)
                 ra_adapt_restore(&d->model, learned);
 }

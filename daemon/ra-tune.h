@@ -58,12 +58,12 @@ void ra_tune_calibration(struct Manager *m, RaDisk *d, bool running, const RaCal
 void ra_tune_stack_tops(struct Manager *m, const RaDisk *leaf, const char *event);
 
 /*
- * The identities a stack's leaves are kept under, as the registry knows them
- * (NULL where it does not hold one): their calibrations compose the stack's.
- * Borrowed pointers, one per leaf; NULL for a disk, or without memory (then
- * the stack keeps its prior). free() it.
+ * Takes the identities a stack's leaves are kept under, as the registry
+ * knows them now ("" where it does not hold one), into d->in.leaf_identities,
+ * one per leaf: their calibrations compose the stack's. NULL for a disk, or
+ * without memory (then the stack keeps its prior).
  */
-const char **ra_tune_leaf_identities(struct Manager *m, const RaDisk *d);
+void ra_tune_leaf_identities(struct Manager *m, RaDisk *d);
 
 /*
  * A source read kb from d's window. If that is not what radaemon left there,

@@ -52,7 +52,7 @@ static bool update_disk(Manager *m, RaDisk *d, struct udev_device *dev, bool kno
                 return false;
         }
 
-        if (d->attrs.ignore) {
+        if (d->in.attrs.ignore) {
                 ra_tune_forget(m, d, LOG_INFO, "RADAEMON_IGNORE is set by a udev rule; leaving it alone.");
                 return false;
         }
@@ -103,7 +103,7 @@ static bool prepare_device(Manager *m, struct udev_device *dev, const char *even
                 return false;
         }
 
-        was = d->attrs.read_ahead_kb;
+        was = d->in.attrs.read_ahead_kb;
         /* Dropped, it is out of the batch too (ra_tune_forget()). */
         if (!update_disk(m, d, dev, known))
                 return false;
@@ -113,7 +113,7 @@ static bool prepare_device(Manager *m, struct udev_device *dev, const char *even
          * left for the drift check to see, not taken as the tracked one.
          */
         if (known && ra_streq(event, STACK_EVENT))
-                d->attrs.read_ahead_kb = was;
+                d->in.attrs.read_ahead_kb = was;
 
         /*
          * The kernel re-read the device, or the configuration changed: radaemon's

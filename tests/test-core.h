@@ -86,12 +86,12 @@ static inline RaDisk *test_core_add_disk(TestCore *c, const char *name, const ch
         ck_assert_int_eq(ra_registry_add(&c->m, RA_KIND_DISK, name, &d), 0);
         ck_assert_ptr_eq(ra_registry_find(&c->m, name), d);
         d->syspath = test_core_path(c, syspath);
-        d->identity = strdup(identity);
-        d->attrs.name = strdup(name);
-        ck_assert(d->identity && d->attrs.name);
+        d->in.identity = strdup(identity);
+        d->in.attrs.name = strdup(name);
+        ck_assert(d->in.identity && d->in.attrs.name);
         sysfd = ra_disk_open_sysfs(d);
         ck_assert_int_ge(sysfd, 0);
-        ck_assert_int_eq(ra_device_attrs_read_sysfs(&d->attrs, sysfd, &bad), 0);
+        ck_assert_int_eq(ra_device_attrs_read_sysfs(&d->in.attrs, sysfd, &bad), 0);
         ra_tune_identified(&c->m, d, NULL);
         return d;
 }

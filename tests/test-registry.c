@@ -117,7 +117,7 @@ START_TEST(test_describe_empty) {
 
         /* Only block devices with size 0 count: a bdi has no size, and sda has a medium. */
         d = add(RA_KIND_DISK, "sda");
-        d->attrs.size_bytes = 1 << 20;
+        d->in.attrs.size_bytes = 1 << 20;
         (void) add(RA_KIND_BDI, "0:52");
         ck_assert_uint_eq(ra_registry_describe_empty(&core.m, buf, sizeof(buf)), 0);
         ck_assert_str_eq(buf, "");

@@ -85,8 +85,8 @@ START_TEST(test_original_from_udev_helper) {
         /* The add above took what sysfs held; the helper's property says what was there before it. */
         core.m.state = ra_state_free(core.m.state);
         ck_assert_int_eq(ra_state_new(&core.m.state), 0);
-        d->attrs.has_original = true;
-        d->attrs.original_kb = 8192;
+        d->in.attrs.has_original = true;
+        d->in.attrs.original_kb = 8192;
         ra_store_remember_original(&core.m, d);
         ck_assert_uint_eq(entry(ID)->original_kb, 8192);
 }
@@ -294,8 +294,8 @@ END_TEST
 
 /* What an earlier radaemon kept under a dm device's kernel name moves to its identity once, saved. */
 START_TEST(test_carry_over) {
-        RaDisk lv = { .identity = (char *) "dm:LVM-aaaa",
-                      .attrs = { .name = (char *) "dm-0", .dm_uuid = (char *) "LVM-aaaa" } };
+        RaDisk lv = { .in = { .identity = (char *) "dm:LVM-aaaa",
+                              .attrs = { .name = (char *) "dm-0", .dm_uuid = (char *) "LVM-aaaa" } } };
 
         test_write(core.state_dir, RA_STATE_FILE, "device name:dm-0 original=32768 pin=1024\n");
         test_core_restart(&core);

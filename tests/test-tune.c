@@ -44,7 +44,7 @@ START_TEST(test_write) {
         ck_assert_uint_gt(vda->decision.kb, 0);
         ck_assert_uint_ne(vda->decision.kb, ORIGINAL_KB);
         ck_assert_uint_eq(test_core_knob(&core, VDA), vda->decision.kb);
-        ck_assert_uint_eq(vda->attrs.read_ahead_kb, vda->decision.kb);
+        ck_assert_uint_eq(vda->in.attrs.read_ahead_kb, vda->decision.kb);
         ck_assert_uint_eq(vda->decisions, 1);
         ck_assert(vda->published);
 
@@ -198,7 +198,7 @@ START_TEST(test_restore_on_exit) {
 
         ck_assert_uint_eq(ra_tune_restore_all(&core.m, false, "restore_on_exit"), 1);
         ck_assert_uint_eq(test_core_knob(&core, VDA), ORIGINAL_KB);
-        ck_assert_uint_eq(vda->attrs.read_ahead_kb, ORIGINAL_KB);
+        ck_assert_uint_eq(vda->in.attrs.read_ahead_kb, ORIGINAL_KB);
         ck_assert(!core.m.restored);
 }
 END_TEST
@@ -223,7 +223,7 @@ END_TEST
 START_TEST(test_original_kept_across_events) {
         ra_tune_disk(&core.m, vda, "add");
         /* Read again (a "change"): the value there now is radaemon's, not a new original. */
-        ra_tune_identified(&core.m, vda, vda->identity);
+        ra_tune_identified(&core.m, vda, vda->in.identity);
         ck_assert_int_eq(ra_store_flush(&core.m), 0);
         ck_assert(test_core_state_has(&core, "original=8192"));
         ck_assert_uint_eq(ra_tune_restore_all(&core.m, false, "test"), 1);
@@ -271,7 +271,7 @@ START_TEST(test_sample) {
         ra_tune_sample(&core.m, vda, 3000000);
         ck_assert_uint_eq(vda->skip, 1);
         ck_assert_uint_eq(vda->stat_usec, 2000000);
-        ck_assert_uint_eq(vda->attrs.read_ahead_kb, 2048);
+        ck_assert_uint_eq(vda->in.attrs.read_ahead_kb, 2048);
 }
 END_TEST
 
@@ -329,19 +329,19 @@ END_TEST
 START_TEST(test_batch_identity_clash) {
         RaDisk *vdb;
 
-        vda->reported_identity = strdup(vda->identity);
+        vda->reported_identity = strdup(vda->in.identity);
         ck_assert_ptr_nonnull(vda->reported_identity);
         ra_tune_disk(&core.m, vda, "add");
 
         vdb = test_core_add_disk(&core, "vdb", VDA, "serial:VDA-1");
-        vdb->reported_identity = strdup(vdb->identity);
+        vdb->reported_identity = strdup(vdb->in.identity);
         ck_assert_ptr_nonnull(vdb->reported_identity);
         ck_assert_int_eq(ra_tune_seen(&core.m, vdb, "add"), 0);
         ra_tune_objects_read(&core.m);
 
-        ck_assert_str_ne(vdb->identity, "serial:VDA-1");
-        ck_assert_str_ne(vda->identity, "serial:VDA-1");
-        ck_assert_str_ne(vda->identity, vdb->identity);
+        ck_assert_str_ne(vdb->in.identity, "serial:VDA-1");
+        ck_assert_str_ne(vda->in.identity, "serial:VDA-1");
+        ck_assert_str_ne(vda->in.identity, vdb->in.identity);
         ck_assert(vdb->published);
 }
 END_TEST
