@@ -192,12 +192,12 @@ static const sd_bus_vtable device_vtable[] = {
         DISK_PROPERTY("TargetKB", "u", NULL, decision.kb, CHANGES),
         DISK_PROPERTY("Source", "s", property_get_source, decision.source, CHANGES),
         DISK_CHARS("Reason", decision.reason, CHANGES),
-        DISK_PROPERTY("ReadBytesPerSec", "t", NULL, read_bytes_per_sec, CHANGES),
-        DISK_PROPERTY("AvgReadRequestBytes", "t", NULL, avg_read_request_bytes, CHANGES),
-        DISK_STRING("Workload", workload, CHANGES),
+        DISK_PROPERTY("ReadBytesPerSec", "t", NULL, sampled.read_bytes_per_sec, CHANGES),
+        DISK_PROPERTY("AvgReadRequestBytes", "t", NULL, sampled.avg_read_request_bytes, CHANGES),
+        DISK_STRING("Workload", sampled.workload, CHANGES),
         DISK_PROPERTY("LearnedKB", "u", NULL, model.learned_kb, CHANGES),
         DISK_PROPERTY("Decisions", "t", NULL, decisions, CHANGES),
-        DISK_STRING("Evidence", evidence, CHANGES),
+        DISK_STRING("Evidence", sampled.evidence, CHANGES),
         DISK_PROPERTY("Calibrating", "b", property_get_bool, calibrating, CHANGES),
         DISK_PROPERTY("Calibration", "s", property_get_calibration, calib, CHANGES),
         DISK_PROPERTY("CalibratedUSec", "t", property_get_calibrated_usec, calib, CHANGES),
@@ -418,10 +418,10 @@ void ra_bus_disk_changed(Manager *m, const RaDisk *d, const RaDiskSnapshot *b) {
         CHANGED(b->decision.kb != now->kb, "TargetKB");
         CHANGED(b->decision.source != now->source, "Source");
         CHANGED(strcmp(b->decision.reason, now->reason) != 0, "Reason");
-        CHANGED(!ra_streq(b->workload, d->workload), "Workload");
-        CHANGED(!ra_streq(b->evidence, d->evidence), "Evidence");
-        CHANGED(b->read_bytes_per_sec != d->read_bytes_per_sec, "ReadBytesPerSec");
-        CHANGED(b->avg_read_request_bytes != d->avg_read_request_bytes, "AvgReadRequestBytes");
+        CHANGED(!ra_streq(b->workload, d->sampled.workload), "Workload");
+        CHANGED(!ra_streq(b->evidence, d->sampled.evidence), "Evidence");
+        CHANGED(b->read_bytes_per_sec != d->sampled.read_bytes_per_sec, "ReadBytesPerSec");
+        CHANGED(b->avg_read_request_bytes != d->sampled.avg_read_request_bytes, "AvgReadRequestBytes");
         CHANGED(b->learned_kb != d->model.learned_kb, "LearnedKB");
         CHANGED(b->decisions != d->decisions, "Decisions");
         CHANGED(b->calibrating != d->calibrating, "Calibrating");

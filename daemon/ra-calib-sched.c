@@ -329,7 +329,7 @@ void ra_calib_sched_consider(Manager *m, RaDisk *d, uint64_t now) {
         stored = ra_store_entry(m, d->in.identity);
         if (stored && (stored->calib.when > 0 || stored->learned_kb > 0))
                 return;
-        if (now < d->calib_after || d->idle_samples == 0 || d->stat.in_flight > 0)
+        if (now < d->calib_after || d->sampled.idle_samples == 0 || d->sampled.stat.in_flight > 0)
                 return;
         if (d->in.attrs.rotational && (d->active_usec == 0 || now - d->active_usec > AWAKE_USEC))
                 return;

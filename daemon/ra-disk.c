@@ -41,9 +41,9 @@ int ra_disk_new(struct Manager *m, RaKind kind, const char *name, RaDisk **ret) 
                      : kind == RA_KIND_STACK ? RA_SETTINGS_STACK
                                              : RA_SETTINGS_DISK;
         d->knob_attr = kind == RA_KIND_BDI ? RA_APPLY_BDI_ATTR : RA_APPLY_DISK_ATTR;
-        d->workload = "idle";
-        d->evidence = "none";
-        d->pcache.page_kb = ra_page_kb();
+        d->sampled.workload = "idle";
+        d->sampled.evidence = "none";
+        d->sampled.pcache.page_kb = ra_page_kb();
         d->name = strdup(name);
         if (!d->name)
                 return -ENOMEM;
@@ -217,12 +217,12 @@ int ra_disk_snapshot(const RaDisk *d, RaDiskSnapshot *ret) {
                 .removable = d->in.attrs.removable,
                 .read_ahead_kb = d->in.attrs.read_ahead_kb,
                 .decision = d->decision,
-                .read_bytes_per_sec = d->read_bytes_per_sec,
-                .avg_read_request_bytes = d->avg_read_request_bytes,
-                .workload = d->workload,
+                .read_bytes_per_sec = d->sampled.read_bytes_per_sec,
+                .avg_read_request_bytes = d->sampled.avg_read_request_bytes,
+                .workload = d->sampled.workload,
                 .decisions = d->decisions,
                 .learned_kb = d->model.learned_kb,
-                .evidence = d->evidence,
+                .evidence = d->sampled.evidence,
                 .calibrated = d->calib.when,
                 .calibrating = d->calibrating,
         };

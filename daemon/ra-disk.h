@@ -70,6 +70,26 @@ typedef struct RaDiskBdi {
 } RaDiskBdi;
 
 /*
+ * The statistics sampler's (ra-sampler.c, ra-observe.c), which no other
+ * module writes: the last counters and the accounts of the interval under
+ * way, and what the latest interval showed, for D-Bus. ra_disk_new() sets
+ * where they start, and the tuning path only starts them over for a new
+ * medium (ra_tune_identified()).
+ */
+typedef struct RaDiskSampled {
+        RaDiskStat stat;
+        uint64_t stat_usec; /* 0: no sample yet */
+        unsigned idle_samples;
+        unsigned skip; /* samples to skip: idle disks are looked at less often */
+        RaTraceAccount trace;
+        RaPcacheAccount pcache; /* the files read through this disk's window */
+        uint64_t read_bytes_per_sec;
+        uint64_t avg_read_request_bytes;
+        const char *workload; /* "idle", "sequential", "random", "mixed" */
+        const char *evidence; /* what the latest busy interval was judged from */
+} RaDiskSampled;
+
+/*
  * One disk or bdi radaemon manages: what it is, what we want for it, and
  * why. Every kind is kept, decided, learned and published alike, from the
  * fields they share; what only a stack or a bdi has is in as_stack and
@@ -102,19 +122,14 @@ typedef struct RaDisk {
         RaSettings settings;
         RaDecision decision;
 
-        /* The statistics sampler's: the last counters, and what they showed. */
-        RaDiskStat stat;
-        uint64_t stat_usec; /* 0: no sample yet */
-        unsigned idle_samples;
-        unsigned skip; /* samples to skip: idle disks are looked at less often */
-        RaTraceAccount trace;
-        RaPcacheAccount pcache; /* the files read through this disk's window */
+        RaDiskSampled sampled;
+        /*
+         * What it has learned (ra-adapt.h): the sampler learns it, the store
+         * keeps it, and the tuning path decides with it and starts it over
+         * from the store for a new medium; not the sampler's alone.
+         */
         RaModel model;
-        uint64_t read_bytes_per_sec;
-        uint64_t avg_read_request_bytes;
-        const char *workload; /* "idle", "sequential", "random", "mixed" */
-        uint64_t decisions;   /* values written since radaemon started, for racontrol metrics */
-        const char *evidence; /* what the latest busy interval was judged from */
+        uint64_t decisions; /* values written since radaemon started, for racontrol metrics */
 
         /* Someone else's writes, and our failed ones: each logged once. */
         bool external; /* read_ahead_kb was changed behind our back, and we yield */

@@ -81,8 +81,8 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
                         RaObservation *ret) {
         RaTracefs *tracer = ra_sampler_tracer(m);
         RaDiskStat delta;
-        bool baseline =
-                d->stat_usec == 0 || now <= d->stat_usec || ra_diskstat_delta(&d->stat, stat, &delta) < 0;
+        bool baseline = d->sampled.stat_usec == 0 || now <= d->sampled.stat_usec ||
+                        ra_diskstat_delta(&d->sampled.stat, stat, &delta) < 0;
 
         *ret = (RaObservation){
                 .window_kb = kb,
@@ -91,13 +91,13 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
                 .evidence = tracer ? ra_tracefs_evidence(tracer) : RA_EVIDENCE_NONE,
         };
         if (!baseline)
-                ra_diskstat_rates(&delta, (double) (now - d->stat_usec) / 1e6, &ret->rates);
-        ra_trace_account_take(&d->trace, &ret->trace);
-        ra_pcache_account_take(&d->pcache, &ret->pcache);
+                ra_diskstat_rates(&delta, (double) (now - d->sampled.stat_usec) / 1e6, &ret->rates);
+        ra_trace_account_take(&d->sampled.trace, &ret->trace);
+        ra_pcache_account_take(&d->sampled.pcache, &ret->pcache);
         if (!baseline && d->kind == RA_KIND_BDI && d->in.bdi.n_beneath == 0)
                 rates_from_pcache(&ret->pcache, &ret->rates);
-        d->stat = *stat;
-        d->stat_usec = now;
+        d->sampled.stat = *stat;
+        d->sampled.stat_usec = now;
         return !baseline;
 }
 
@@ -142,19 +142,20 @@ static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
 
 /* What D-Bus shows, and how often an idle disk is looked at. */
 static void publish(RaDisk *d, const RaObservation *o) {
-        d->workload = ra_workload_to_string(d->model.workload);
-        d->evidence = ra_evidence_to_string(d->model.evidence);
-        publish_rate(&d->read_bytes_per_sec, o->rates.read_bytes_per_sec);
-        publish_rate(&d->avg_read_request_bytes, o->rates.avg_read_request_bytes);
+        d->sampled.workload = ra_workload_to_string(d->model.workload);
+        d->sampled.evidence = ra_evidence_to_string(d->model.evidence);
+        publish_rate(&d->sampled.read_bytes_per_sec, o->rates.read_bytes_per_sec);
+        publish_rate(&d->sampled.avg_read_request_bytes, o->rates.avg_read_request_bytes);
 
         if (d->model.workload == RA_WORKLOAD_IDLE) {
-                d->idle_samples++;
-                d->skip =
-                        d->idle_samples < IDLE_BEFORE_SKIPPING ? 0 : d->idle_samples / IDLE_BEFORE_SKIPPING;
-                if (d->skip > SKIP_MAX)
-                        d->skip = SKIP_MAX;
+                d->sampled.idle_samples++;
+                d->sampled.skip = d->sampled.idle_samples < IDLE_BEFORE_SKIPPING
+                                          ? 0
+                                          : d->sampled.idle_samples / IDLE_BEFORE_SKIPPING;
+                if (d->sampled.skip > SKIP_MAX)
+                        d->sampled.skip = SKIP_MAX;
         } else
-                d->idle_samples = d->skip = 0;
+                d->sampled.idle_samples = d->sampled.skip = 0;
 
         if (d->model.workload != RA_WORKLOAD_IDLE)
                 log_debug("%s: %.0f reads/s, %.0f KiB/s, %.0f KiB a request; traced %" PRIu64
@@ -164,7 +165,7 @@ static void publish(RaDisk *d, const RaObservation *o) {
                           o->rates.avg_read_request_bytes / 1024, o->trace.requests, o->trace.jumps,
                           o->trace.request_kb,
                           o->trace.bytes ? o->trace.window_bytes * 100 / o->trace.bytes : 0, o->window_kb,
-                          d->workload);
+                          d->sampled.workload);
         if (o->pcache.events > 0)
                 log_debug("%s: page cache: %" PRIu64 " files, %" PRIu64 " KiB in order (%" PRIu64
                           " KiB in full windows, %" PRIu64 " KiB under %" PRIu32 " KiB), %" PRIu64
@@ -177,9 +178,9 @@ static void publish(RaDisk *d, const RaObservation *o) {
 }
 
 bool ra_observe_skip(RaDisk *d) {
-        if (d->skip == 0 || d->trace.now.requests > 0 || d->pcache.now.events > 0)
+        if (d->sampled.skip == 0 || d->sampled.trace.now.requests > 0 || d->sampled.pcache.now.events > 0)
                 return false;
-        d->skip--;
+        d->sampled.skip--;
         return true;
 }
 
@@ -200,7 +201,8 @@ RaObserved ra_observe_disk(Manager *m, RaDisk *d, int sysfd, uint32_t kb, uint64
         }
 
         /* Counters that moved say a rotational disk is spinning: a calibration would not wake it. */
-        if (d->stat_usec > 0 && (stat.read_ios != d->stat.read_ios || stat.write_ios != d->stat.write_ios))
+        if (d->sampled.stat_usec > 0 &&
+            (stat.read_ios != d->sampled.stat.read_ios || stat.write_ios != d->sampled.stat.write_ios))
                 d->active_usec = now;
 
         if (observe_disk(m, d, &stat, kb, now, &o) <= 0)

@@ -58,7 +58,7 @@ static void on_trace_event(void *userdata, const RaTraceEvent *e) {
                         if (e->complete)
                                 ra_calib_trace_complete(&d->costs, e->sector, e->time_ns);
                         else if (e->bio == d->in.bio_based) {
-                                ra_trace_account_add(&d->trace, e, d->in.attrs.read_ahead_kb);
+                                ra_trace_account_add(&d->sampled.trace, e, d->in.attrs.read_ahead_kb);
                                 if (!e->bio)
                                         ra_calib_trace_issue(&d->costs, e->sector, e->nr_sectors / 2,
                                                              e->time_ns);
@@ -84,7 +84,7 @@ static void on_pcache_event(void *userdata, const RaPcacheEvent *e) {
                 return;
         d = find_by_devnum(m, knob);
         if (d)
-                ra_pcache_account_add(&d->pcache, e, d->in.attrs.read_ahead_kb);
+                ra_pcache_account_add(&d->sampled.pcache, e, d->in.attrs.read_ahead_kb);
 }
 
 /* Which superblocks the managed disks' files live on: at start, and when disks or mounts change. */

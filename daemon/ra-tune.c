@@ -374,9 +374,9 @@ void ra_tune_identified(Manager *m, RaDisk *d, const char *previous_identity) {
         if (ra_streq(previous_identity, d->in.identity))
                 return;
         d->model = (RaModel){};
-        d->trace = (RaTraceAccount){};
-        d->pcache = (RaPcacheAccount){ .page_kb = ra_page_kb() };
-        d->stat_usec = 0;
+        d->sampled.trace = (RaTraceAccount){};
+        d->sampled.pcache = (RaPcacheAccount){ .page_kb = ra_page_kb() };
+        d->sampled.stat_usec = 0;
         learned = ra_state_learned(m->state, d->in.identity);
         if (learned > 0)
                 ra_adapt_restore(&d->model, learned);

@@ -256,21 +256,21 @@ START_TEST(test_sample) {
         ra_tune_sample(&core.m, vda, 1000000);
         ck_assert(vda->external);
         ck_assert_uint_eq(test_core_knob(&core, VDA), 1024);
-        ck_assert_uint_eq(vda->stat_usec, 1000000);
-        ck_assert_uint_eq(vda->read_bytes_per_sec, 0);
+        ck_assert_uint_eq(vda->sampled.stat_usec, 1000000);
+        ck_assert_uint_eq(vda->sampled.read_bytes_per_sec, 0);
 
         /* 2048 sectors more in a second: 1 MiB/s. */
         test_write(core.root, VDA "/stat", "200 0 4096 20 0 0 0 0 0 20 20 0 0 0 0 0 0\n");
         ra_tune_sample(&core.m, vda, 2000000);
-        ck_assert_uint_eq(vda->stat_usec, 2000000);
-        ck_assert_uint_eq(vda->read_bytes_per_sec, 1048576);
+        ck_assert_uint_eq(vda->sampled.stat_usec, 2000000);
+        ck_assert_uint_eq(vda->sampled.read_bytes_per_sec, 1048576);
 
         /* Idle, looked at less often: its window still is, its counters are not. */
-        vda->skip = 2;
+        vda->sampled.skip = 2;
         test_core_set_knob(&core, VDA, 2048);
         ra_tune_sample(&core.m, vda, 3000000);
-        ck_assert_uint_eq(vda->skip, 1);
-        ck_assert_uint_eq(vda->stat_usec, 2000000);
+        ck_assert_uint_eq(vda->sampled.skip, 1);
+        ck_assert_uint_eq(vda->sampled.stat_usec, 2000000);
         ck_assert_uint_eq(vda->in.attrs.read_ahead_kb, 2048);
 }
 END_TEST
