@@ -47,7 +47,9 @@ static void on_interval(Manager *m, uint64_t now) {
                 if (!peek)
                         ra_calib_sched_consider(m, m->disks[i], now);
         }
-        (void) ra_store_flush(m);
+        /* Saved once an interval at most, as before peeks: a stop saves what one learned since. */
+        if (!peek)
+                (void) ra_store_flush(m);
 }
 
 int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {
