@@ -344,51 +344,6 @@ static bool credit_throughput(RaModel *m, RaWorkload c, const RaObservation *o) 
         return under;
 }
 
-/*
- * A sequential interval under a trial that was not read (nearly) all by
- * files under it: the trial waits, and says so the first time.
- */
-static void trial_wait(RaModel *m, const RaObservation *o) {
-        const RaPcacheSummary *p = &o->pcache;
-
-        if (m->trial_waited++ > 0)
-                return;
-        if (!paged(o))
-                ra_reason_format(m->reason,
-                                 "%" PRIu32 " KiB on trial: no stream has read under it yet (those reading "
-                                 "began before it), so it is neither kept nor refuted.",
-                                 m->trial_kb);
-        else if (p->window_files == 0)
-                ra_reason_format(m->reason,
-                                 "%" PRIu32 " KiB on trial: no file has read under it yet (the %" PRIu64
-                                 " %s reading opened before it), so it is neither kept nor refuted.",
-                                 m->trial_kb, p->files, p->files == 1 ? "file" : "files");
-        else
-                ra_reason_format(m->reason,
-                                 "%" PRIu32 " KiB on trial: %" PRIu64 " of the %" PRIu64
-                                 " files reading opened under it, too few of the reads to judge it by, "
-                                 "so it is neither kept nor refuted.",
-                                 m->trial_kb, p->window_files, p->files);
-}
-
-/* The trial in force was judged and nothing moves: it stays, and the reason says on what. */
-static void trial_kept(RaModel *m) {
-        const RaPerf *trial = ra_adapt_perf_find(m, m->trial_kb),
-                     *from = ra_adapt_perf_find(m, m->trial_from_kb);
-
-        if (from && from->samples >= RA_ADAPT_SAMPLES && from->bytes_per_sec > 0)
-                ra_reason_format(m->reason,
-                                 "Files opened under %" PRIu32 " KiB read %.0f%% as fast as with %" PRIu32
-                                 " KiB (%.1f MB/s), so %" PRIu32 " KiB stays.",
-                                 m->trial_kb, trial->bytes_per_sec / from->bytes_per_sec * 100,
-                                 m->trial_from_kb, trial->bytes_per_sec / 1e6, m->trial_kb);
-        else
-                ra_reason_format(m->reason,
-                                 "Files opened under %" PRIu32 " KiB read %.1f MB/s, so %" PRIu32
-                                 " KiB stays.",
-                                 m->trial_kb, trial->bytes_per_sec / 1e6, m->trial_kb);
-}
-
 /* learned_kb becomes target, set by class c on the interval o (modelled: by the cost model). */
 static void take(RaModel *m, RaWorkload c, const RaObservation *o, uint32_t target, bool modelled,
                  const char reason[static RA_REASON_MAX]) {
@@ -457,7 +412,7 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
                 m->trial_kb = 0;
         if (!credit_throughput(m, c, o) && c == RA_WORKLOAD_SEQUENTIAL && m->trial_kb != 0 &&
             !ra_adapt_perf_judged(m, m->trial_kb))
-                trial_wait(m, o);
+                ra_adapt_perf_trial_wait(m, &o->pcache, paged(o));
 
         if (c == RA_WORKLOAD_SEQUENTIAL && (o->traced || paged(o)))
                 target = model_target(m, o, l, reason);
@@ -473,7 +428,7 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         if (target == 0 || target == o->window_kb || target == m->learned_kb) {
                 if (c == RA_WORKLOAD_SEQUENTIAL && m->trial_kb != 0 &&
                     ra_adapt_perf_judged(m, m->trial_kb)) {
-                        trial_kept(m);
+                        ra_adapt_perf_trial_kept(m);
                         m->trial_kb = 0;
                 }
                 return false;
