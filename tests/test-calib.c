@@ -635,7 +635,7 @@ START_TEST(test_fit_hdd_streams) {
         ck_assert_uint_ge(c.bandwidth_kb_s, 100 * 1024);
         ck_assert_uint_le(c.bandwidth_kb_s, 200 * 1024);
         ck_assert_uint_le(c.command_us, 100);
-        /* Each point is one read's share of its median stream: 1 MiB of 4 KiB reads in 17.2 ms, 58.0 MiB/s. */
+        /* A point is one read's share of its median stream: 1 MiB of 4 KiB in 17.2 ms, 58.0 MiB/s. */
         ck_assert_uint_eq(c.points[0].kb, 4);
         ck_assert_uint_ge(c.points[0].kb_s, 57 * 1024);
         ck_assert_uint_le(c.points[0].kb_s, 59 * 1024);
