@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
+#include <inttypes.h>
+
 #include "ra-adapt-perf.h"
 
 RaPerf *ra_adapt_perf_find(RaModel *m, uint32_t kb) {
@@ -62,4 +64,42 @@ bool ra_adapt_perf_has_above(const RaModel *m, uint32_t kb) {
                 if (m->perf[i].kb > kb)
                         return true;
         return false;
+}
+
+void ra_adapt_perf_trial_wait(RaModel *m, const RaPcacheSummary *p, bool paged) {
+        if (m->trial_waited++ > 0)
+                return;
+        if (!paged)
+                ra_reason_format(m->reason,
+                                 "%" PRIu32 " KiB on trial: no stream has read under it yet (those reading "
+                                 "began before it), so it is neither kept nor refuted.",
+                                 m->trial_kb);
+        else if (p->window_files == 0)
+                ra_reason_format(m->reason,
+                                 "%" PRIu32 " KiB on trial: no file has read under it yet (the %" PRIu64
+                                 " %s reading opened before it), so it is neither kept nor refuted.",
+                                 m->trial_kb, p->files, p->files == 1 ? "file" : "files");
+        else
+                ra_reason_format(m->reason,
+                                 "%" PRIu32 " KiB on trial: %" PRIu64 " of the %" PRIu64
+                                 " files reading opened under it, too few of the reads to judge it by, "
+                                 "so it is neither kept nor refuted.",
+                                 m->trial_kb, p->window_files, p->files);
+}
+
+void ra_adapt_perf_trial_kept(RaModel *m) {
+        const RaPerf *trial = ra_adapt_perf_find(m, m->trial_kb),
+                     *from = ra_adapt_perf_find(m, m->trial_from_kb);
+
+        if (from && from->samples >= RA_ADAPT_SAMPLES && from->bytes_per_sec > 0)
+                ra_reason_format(m->reason,
+                                 "Files opened under %" PRIu32 " KiB read %.0f%% as fast as with %" PRIu32
+                                 " KiB (%.1f MB/s), so %" PRIu32 " KiB stays.",
+                                 m->trial_kb, trial->bytes_per_sec / from->bytes_per_sec * 100,
+                                 m->trial_from_kb, trial->bytes_per_sec / 1e6, m->trial_kb);
+        else
+                ra_reason_format(m->reason,
+                                 "Files opened under %" PRIu32 " KiB read %.1f MB/s, so %" PRIu32
+                                 " KiB stays.",
+                                 m->trial_kb, trial->bytes_per_sec / 1e6, m->trial_kb);
 }

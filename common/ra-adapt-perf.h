@@ -23,3 +23,12 @@ double ra_adapt_perf_fastest(const RaModel *m);
 /* The smallest judged window that reads within RA_ADAPT_GAIN_TIE of the fastest judged one. */
 const RaPerf *ra_adapt_perf_best(const RaModel *m);
 bool ra_adapt_perf_has_above(const RaModel *m, uint32_t kb);
+
+/*
+ * A sequential interval under a trial that was not read (nearly) all by
+ * files under it (paged: on the page cache's evidence p): the trial waits,
+ * and the reason says so the first time.
+ */
+void ra_adapt_perf_trial_wait(RaModel *m, const RaPcacheSummary *p, bool paged);
+/* The trial in force was judged and nothing moves: it stays, and the reason says on what. */
+void ra_adapt_perf_trial_kept(RaModel *m);

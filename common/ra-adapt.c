@@ -12,8 +12,12 @@
 #include "ra-adapt.h"
 #include "ra-util.h"
 
-/* Fewer reads than this in an interval is idle: nothing to learn from. */
-#define IDLE_REQUESTS 4
+/*
+ * Fewer reads a second than this is idle: nothing to learn from. A rate,
+ * so that it means the same over an interval and over a sub-second peek
+ * (ra_adapt_peek()): 4 reads in the default one-second interval, as before.
+ */
+#define IDLE_READS_PER_SEC 4.0
 /* A step up must read this much faster to be kept... */
 #define GAIN_UP 1.10
 /* ...and the smallest window within RA_ADAPT_GAIN_TIE of the fastest is chosen (ra-adapt-perf.h). */
@@ -22,8 +26,8 @@
 #define STEP_UP_FROM_KB 128u
 /* Requests at least this share of the window (or of the largest request) fill it. */
 #define WINDOW_BOUND 0.6
-/* Page-cache reads in an interval below which the page cache says too little. */
-#define PCACHE_MIN_BYTES (256 * 1024)
+/* Page-cache reads a second below which the page cache says too little (256 KiB an interval of 1 s). */
+#define PCACHE_MIN_BYTES_PER_SEC (256.0 * 1024)
 
 static const char *const workload_names[_RA_WORKLOAD_MAX] = {
         [RA_WORKLOAD_IDLE] = "idle",
@@ -41,9 +45,15 @@ static double request_limit_kb(uint32_t window_kb, uint32_t max_sectors_kb) {
         return max_sectors_kb > 0 && max_sectors_kb < window_kb ? max_sectors_kb : window_kb;
 }
 
+/* The least of a count a second that an interval of seconds must see. */
+static double per_interval(double per_sec, const RaObservation *o) {
+        return per_sec * o->rates.seconds;
+}
+
 static bool paged(const RaObservation *o) {
         return o->evidence >= RA_EVIDENCE_FILEMAP &&
-               o->pcache.seq_bytes + o->pcache.random_bytes >= PCACHE_MIN_BYTES;
+               (double) (o->pcache.seq_bytes + o->pcache.random_bytes) >=
+                       per_interval(PCACHE_MIN_BYTES_PER_SEC, o);
 }
 
 /*
@@ -51,12 +61,14 @@ static bool paged(const RaObservation *o) {
  * read for reads away from their file's last position. Files interleaving on
  * the disk do not count: each is judged on its own.
  */
-static RaWorkload classify_pcache(const RaPcacheSummary *p) {
+static RaWorkload classify_pcache(const RaObservation *o) {
+        const RaPcacheSummary *p = &o->pcache;
         uint64_t total = p->seq_bytes + p->random_bytes;
 
         if (p->seq_bytes * 4 >= total * 3)
                 return RA_WORKLOAD_SEQUENTIAL;
-        if (p->random_bytes * 4 >= total * 3 && p->random_reads >= IDLE_REQUESTS)
+        if (p->random_bytes * 4 >= total * 3 &&
+            (double) p->random_reads >= per_interval(IDLE_READS_PER_SEC, o))
                 return RA_WORKLOAD_RANDOM;
         return RA_WORKLOAD_MIXED;
 }
@@ -65,13 +77,15 @@ RaWorkload ra_adapt_classify(const RaObservation *o, uint32_t max_sectors_kb) {
         double reads = o->rates.read_iops * o->rates.seconds;
         double window = (double) o->window_kb * 1024;
 
-        if (reads < IDLE_REQUESTS)
+        /* Not a single read is busy, however short the interval. */
+        if (reads < 1 || reads < per_interval(IDLE_READS_PER_SEC, o))
                 return RA_WORKLOAD_IDLE;
 
         if (paged(o))
-                return classify_pcache(&o->pcache);
+                return classify_pcache(o);
 
-        if (o->traced && o->trace.requests >= IDLE_REQUESTS) {
+        if (o->traced && o->trace.requests >= 1 &&
+            (double) o->trace.requests >= per_interval(IDLE_READS_PER_SEC, o)) {
                 const RaTraceSummary *t = &o->trace;
                 double jump_ratio = (double) t->jumps / (double) t->requests;
                 double run = t->jumps > 0 ? (double) t->bytes / (double) t->jumps : INFINITY;
@@ -330,49 +344,27 @@ static bool credit_throughput(RaModel *m, RaWorkload c, const RaObservation *o) 
         return under;
 }
 
-/*
- * A sequential interval under a trial that was not read (nearly) all by
- * files under it: the trial waits, and says so the first time.
- */
-static void trial_wait(RaModel *m, const RaObservation *o) {
-        const RaPcacheSummary *p = &o->pcache;
-
-        if (m->trial_waited++ > 0)
-                return;
-        if (!paged(o))
-                ra_reason_format(m->reason,
-                                 "%" PRIu32 " KiB on trial: no stream has read under it yet (those reading "
-                                 "began before it), so it is neither kept nor refuted.",
-                                 m->trial_kb);
-        else if (p->window_files == 0)
-                ra_reason_format(m->reason,
-                                 "%" PRIu32 " KiB on trial: no file has read under it yet (the %" PRIu64
-                                 " %s reading opened before it), so it is neither kept nor refuted.",
-                                 m->trial_kb, p->files, p->files == 1 ? "file" : "files");
-        else
-                ra_reason_format(m->reason,
-                                 "%" PRIu32 " KiB on trial: %" PRIu64 " of the %" PRIu64
-                                 " files reading opened under it, too few of the reads to judge it by, "
-                                 "so it is neither kept nor refuted.",
-                                 m->trial_kb, p->window_files, p->files);
-}
-
-/* The trial in force was judged and nothing moves: it stays, and the reason says on what. */
-static void trial_kept(RaModel *m) {
-        const RaPerf *trial = ra_adapt_perf_find(m, m->trial_kb),
-                     *from = ra_adapt_perf_find(m, m->trial_from_kb);
-
-        if (from && from->samples >= RA_ADAPT_SAMPLES && from->bytes_per_sec > 0)
-                ra_reason_format(m->reason,
-                                 "Files opened under %" PRIu32 " KiB read %.0f%% as fast as with %" PRIu32
-                                 " KiB (%.1f MB/s), so %" PRIu32 " KiB stays.",
-                                 m->trial_kb, trial->bytes_per_sec / from->bytes_per_sec * 100,
-                                 m->trial_from_kb, trial->bytes_per_sec / 1e6, m->trial_kb);
-        else
-                ra_reason_format(m->reason,
-                                 "Files opened under %" PRIu32 " KiB read %.1f MB/s, so %" PRIu32
-                                 " KiB stays.",
-                                 m->trial_kb, trial->bytes_per_sec / 1e6, m->trial_kb);
+/* learned_kb becomes target, set by class c on the interval o (modelled: by the cost model). */
+static void take(RaModel *m, RaWorkload c, const RaObservation *o, uint32_t target, bool modelled,
+                 const char reason[static RA_REASON_MAX]) {
+        m->set_by = c;
+        m->set_strength = m->pending_count < RA_ADAPT_CONFIRM + RA_ADAPT_STRENGTH_MAX
+                                  ? m->pending_count
+                                  : RA_ADAPT_CONFIRM + RA_ADAPT_STRENGTH_MAX;
+        /*
+         * A larger window not measured yet, and not the model's, is a trial: files opened
+         * under it will judge it.
+         */
+        m->trial_kb = c == RA_WORKLOAD_SEQUENTIAL && !modelled && target > o->window_kb &&
+                                      !ra_adapt_perf_judged(m, target)
+                              ? target
+                              : 0;
+        m->trial_from_kb = o->window_kb;
+        m->trial_waited = 0;
+        m->trial_paged = paged(o);
+        m->learned_kb = target;
+        memcpy(m->reason, reason, sizeof(m->reason));
+        m->since_change = 0;
 }
 
 bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l) {
@@ -420,7 +412,7 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
                 m->trial_kb = 0;
         if (!credit_throughput(m, c, o) && c == RA_WORKLOAD_SEQUENTIAL && m->trial_kb != 0 &&
             !ra_adapt_perf_judged(m, m->trial_kb))
-                trial_wait(m, o);
+                ra_adapt_perf_trial_wait(m, &o->pcache, paged(o));
 
         if (c == RA_WORKLOAD_SEQUENTIAL && (o->traced || paged(o)))
                 target = model_target(m, o, l, reason);
@@ -436,7 +428,7 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         if (target == 0 || target == o->window_kb || target == m->learned_kb) {
                 if (c == RA_WORKLOAD_SEQUENTIAL && m->trial_kb != 0 &&
                     ra_adapt_perf_judged(m, m->trial_kb)) {
-                        trial_kept(m);
+                        ra_adapt_perf_trial_kept(m);
                         m->trial_kb = 0;
                 }
                 return false;
@@ -446,24 +438,28 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         if (m->set_by != RA_WORKLOAD_IDLE && m->set_by != c && m->pending_count <= m->set_strength)
                 return false;
 
-        m->set_by = c;
-        m->set_strength = m->pending_count < RA_ADAPT_CONFIRM + RA_ADAPT_STRENGTH_MAX
-                                  ? m->pending_count
-                                  : RA_ADAPT_CONFIRM + RA_ADAPT_STRENGTH_MAX;
+        take(m, c, o, target, modelled, reason);
+        return true;
+}
+
+bool ra_adapt_peek(RaModel *m, const RaObservation *o, const RaAdaptLimits *l) {
+        char reason[RA_REASON_MAX] = "";
+        uint32_t target;
+
         /*
-         * A larger window not measured yet, and not the model's, is a trial: files opened
-         * under it will judge it.
+         * Only growth the model is sure of, which needs no confirmation, while
+         * the intervals are sequential and over what sequential reads set:
+         * undoing another class's value takes more evidence than set it,
+         * counted in whole intervals.
          */
-        m->trial_kb = c == RA_WORKLOAD_SEQUENTIAL && !modelled && target > o->window_kb &&
-                                      !ra_adapt_perf_judged(m, target)
-                              ? target
-                              : 0;
-        m->trial_from_kb = o->window_kb;
-        m->trial_waited = 0;
-        m->trial_paged = paged(o);
-        m->learned_kb = target;
-        memcpy(m->reason, reason, sizeof(m->reason));
-        m->since_change = 0;
+        if (m->pending != RA_WORKLOAD_SEQUENTIAL ||
+            (m->set_by != RA_WORKLOAD_IDLE && m->set_by != RA_WORKLOAD_SEQUENTIAL) ||
+            ra_adapt_classify(o, l->max_sectors_kb) != RA_WORKLOAD_SEQUENTIAL || !(o->traced || paged(o)))
+                return false;
+        target = model_target(m, o, l, reason);
+        if (target == 0 || target <= o->window_kb || target == m->learned_kb)
+                return false;
+        take(m, RA_WORKLOAD_SEQUENTIAL, o, target, true, reason);
         return true;
 }
 

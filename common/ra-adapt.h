@@ -120,7 +120,8 @@
  * device can. STRENGTH_MAX bounds a reversal at 13 busy seconds. RECENT, 30
  * busy seconds, came from the bench's phase workload on hdd-7200 (scans and
  * lookups taking turns within it, commit 416c7f1). None of these is yet
- * stated in the device's time.
+ * stated in the device's time. A peek within an interval (ra_adapt_peek())
+ * counts towards none of them: they stay in whole intervals.
  */
 #define RA_ADAPT_CONFIRM 3
 #define RA_ADAPT_DWELL 3
@@ -243,6 +244,16 @@ RaWorkload ra_adapt_classify(const RaObservation *o, uint32_t max_sectors_kb);
  * that stands undecided, or one that was judged and stays, says so there.
  */
 bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *limits);
+
+/*
+ * A look within an interval, over its reads so far (o, of o->rates.seconds
+ * under a second), while the device reads in order: the growth its cost
+ * model is sure of is taken at the pace the reads arrive, not a second later
+ * (a job's next files open under it). Nothing else is decided, and nothing
+ * is counted: the interval is fed whole to ra_adapt_update() when it ends.
+ * Returns true when learned_kb grew, with the reason.
+ */
+bool ra_adapt_peek(RaModel *m, const RaObservation *o, const RaAdaptLimits *limits);
 
 /* Starts from a value learned before (a re-plug, a restart). */
 void ra_adapt_restore(RaModel *m, uint32_t learned_kb);

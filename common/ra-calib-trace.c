@@ -45,41 +45,17 @@ void ra_calib_trace_issue(RaCalibTrace *t, uint64_t sector, uint32_t kb, uint64_
         t->inflight[slot].kb = kb;
 }
 
-static uint64_t per_read(RaCalibSample s) {
-        return s.nsec / (s.reads > 1 ? s.reads : 1);
-}
-
-/* A sample of class k: the fastest once the class counts. */
+/* A sample of class k: the fastest (per read, for a stream) once the class counts. */
 static void add_sample(RaCalibTrace *t, RaCalibSample sample) {
         size_t k = size_class(sample.kb);
-        RaCalibSample *f = &t->sample[k];
+        RaCalibSample *f = &t->fastest[k];
+        uint32_t n = sample.reads > 1 ? sample.reads : 1, fn = f->reads > 1 ? f->reads : 1;
 
         t->count[k]++;
-        if (f->nsec == 0 || per_read(sample) < per_read(*f)) {
+        if (f->nsec == 0 || sample.nsec / n < f->nsec / fn) {
                 *f = sample;
                 t->changed = t->changed || t->count[k] >= RA_CALIB_TRACE_MIN;
         } else if (t->count[k] == RA_CALIB_TRACE_MIN)
-                t->changed = true;
-}
-
-/* A stream of class k: into its ring; the class's sample is the ring's median per read. */
-static void add_stream(RaCalibTrace *t, RaCalibSample sample) {
-        size_t k = size_class(sample.kb), n, below;
-        RaCalibSample *ring = t->streamed[k], old = t->sample[k];
-
-        ring[t->count[k]++ % RA_CALIB_TRACE_STREAMS] = sample;
-        n = t->count[k] < RA_CALIB_TRACE_STREAMS ? t->count[k] : RA_CALIB_TRACE_STREAMS;
-        /* The median: the sample with as many below it as the middle has (the lower, for an even n). */
-        for (size_t i = 0; i < n; i++) {
-                below = 0;
-                for (size_t j = 0; j < n; j++)
-                        below += per_read(ring[j]) < per_read(ring[i]) ||
-                                 (per_read(ring[j]) == per_read(ring[i]) && j < i);
-                if (below == (n - 1) / 2)
-                        t->sample[k] = ring[i];
-        }
-        if (t->count[k] >= RA_CALIB_TRACE_MIN &&
-            (t->count[k] == RA_CALIB_TRACE_MIN || per_read(old) != per_read(t->sample[k])))
                 t->changed = true;
 }
 
@@ -90,7 +66,7 @@ static void add_streamed(RaCalibTrace *t, uint64_t sector, uint32_t kb, uint64_t
                 t->stream.kb += kb;
                 t->stream.reads++;
                 if (t->stream.kb >= RA_CALIB_TRACE_STREAM_KB && time_ns > t->stream.start_ns) {
-                        add_stream(t, (RaCalibSample){ .kb = t->stream.kb / t->stream.reads,
+                        add_sample(t, (RaCalibSample){ .kb = t->stream.kb / t->stream.reads,
                                                        .reads = t->stream.reads,
                                                        .nsec = time_ns - t->stream.start_ns });
                         t->stream.kb = t->stream.reads = 0;
@@ -138,7 +114,7 @@ int ra_calib_trace_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret) {
 
         for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++)
                 if (t->count[k] >= RA_CALIB_TRACE_MIN)
-                        s[n++] = t->sample[k];
+                        s[n++] = t->fastest[k];
         t->changed = false;
         if (n == 0)
                 return -ENODATA;

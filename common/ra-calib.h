@@ -210,15 +210,10 @@ const char *ra_calib_source_to_string(RaCalibSource s);
  * sequential sample. A request that jumped is timed from when the head was
  * free (its issue, or the completion before it: one command at a time),
  * and the last RA_CALIB_TRACE_JUMPS small ones (up to 64 KiB) give the
- * jump, as the calibration's jumps do. A stream's time is off either way:
- * a reader that paused while the disk read on then reads what it missed
- * from the cache (a busy hdd-7200 under ASan traced at 252-365 MiB/s), so
- * a class gives the median of its last RA_CALIB_TRACE_STREAMS streams, as
- * the calibration gives its passes' median.
+ * jump, as the calibration's jumps do.
  */
 #define RA_CALIB_TRACE_STREAM_KB 1024
 #define RA_CALIB_TRACE_JUMPS 15
-#define RA_CALIB_TRACE_STREAMS 7
 
 typedef struct RaCalibTrace {
         struct {
@@ -226,11 +221,9 @@ typedef struct RaCalibTrace {
                 uint64_t issued_ns; /* 0: a free slot */
                 uint32_t kb;
         } inflight[RA_CALIB_TRACE_INFLIGHT];
-        /* Each class's: its fastest request, or its median stream; nsec 0: none yet. */
-        RaCalibSample sample[RA_CALIB_TRACE_CLASSES];
+        RaCalibSample fastest[RA_CALIB_TRACE_CLASSES]; /* nsec 0: none yet */
         uint64_t count[RA_CALIB_TRACE_CLASSES];
-        bool changed; /* a class's sample moved, or a class began to count, since the last fit */
-        RaCalibSample streamed[RA_CALIB_TRACE_CLASSES][RA_CALIB_TRACE_STREAMS]; /* rings, count[k] in all */
+        bool changed; /* a class's fastest moved, or a class began to count, since the last fit */
 
         bool streams; /* a rotational disk: see above */
         struct {

@@ -9,6 +9,7 @@
 #include "ra-calib-sched.h"
 #include "ra-log.h"
 #include "ra-manager.h"
+#include "ra-observe.h"
 #include "ra-pathwatch.h"
 #include "ra-registry.h"
 #include "ra-sampler.h"
@@ -36,11 +37,19 @@ static int load_config(const char *path, RaConfig **ret) {
  * make it worth a calibration now; what was learned, in one save.
  */
 static void on_interval(Manager *m, uint64_t now) {
+        bool peek = ra_sampler_peeking(m);
+
         for (size_t i = 0; i < m->n_disks; i++) {
+                /* A peek between samples: only disks reading in order (ra_observe_peekable()). */
+                if (peek && !ra_observe_peekable(m, m->disks[i]))
+                        continue;
                 ra_tune_sample(m, m->disks[i], now);
-                ra_calib_sched_consider(m, m->disks[i], now);
+                if (!peek)
+                        ra_calib_sched_consider(m, m->disks[i], now);
         }
-        (void) ra_store_flush(m);
+        /* Saved once an interval at most, as before peeks: a stop saves what one learned since. */
+        if (!peek)
+                (void) ra_store_flush(m);
 }
 
 int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {

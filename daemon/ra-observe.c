@@ -106,9 +106,10 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
  * only a value radaemon chose itself, and only when it writes: a step it
  * cannot try would be stored untested. Otherwise the workload is still named.
  */
-static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
+static bool learnable(Manager *m, RaDisk *d, const RaObservation *o, RaAdaptLimits *ret) {
         const RaStateEntry *e = ra_store_entry(m, d->in.identity);
-        RaAdaptLimits limits = {
+
+        *ret = (RaAdaptLimits){
                 .bounds = ra_policy_bounds(&d->in.attrs, &d->settings),
                 .size_cap_kb = ra_policy_learned_cap_kb(d->in.attrs.size_bytes),
                 .max_sectors_kb = d->in.attrs.max_sectors_kb,
@@ -126,8 +127,14 @@ static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
          */
         bool own = !d->beneath_bdi || o->pcache.seq_bytes + o->pcache.random_bytes > 0;
 
-        if (own && d->in.attrs.size_bytes > 0 && !ra_context_observing(m) &&
-            ra_source_learnable(d->decision.source))
+        return own && d->in.attrs.size_bytes > 0 && !ra_context_observing(m) &&
+               ra_source_learnable(d->decision.source);
+}
+
+static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
+        RaAdaptLimits limits;
+
+        if (learnable(m, d, o, &limits))
                 return ra_adapt_update(&d->model, o, &limits);
 
         d->model.workload = ra_adapt_classify(o, limits.max_sectors_kb);
@@ -177,6 +184,43 @@ static void publish(RaDisk *d, const RaObservation *o) {
                           o->pcache.waste_bytes / 1024, o->pcache.req_kb);
 }
 
+bool ra_observe_peekable(const Manager *m, const RaDisk *d) {
+        return d->model.workload == RA_WORKLOAD_SEQUENTIAL && d->sampled.stat_usec > 0 &&
+               !ra_context_observing(m) && ra_source_learnable(d->decision.source);
+}
+
+/*
+ * The interval so far, at now: its reads since the last sample (copies of
+ * the accounts are taken, so the interval goes on whole) for the growth the
+ * cost model is sure of (ra_adapt_peek()).
+ */
+static RaObserved peek_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t kb, uint64_t now) {
+        RaTracefs *tracer = ra_sampler_tracer(m);
+        RaTraceAccount trace = d->sampled.trace;
+        RaPcacheAccount pcache = d->sampled.pcache;
+        RaAdaptLimits limits;
+        RaObservation o = {
+                .window_kb = kb,
+                .traced = tracer && (!d->in.bio_based || ra_tracefs_sees_bios(tracer)),
+                .evidence = tracer ? ra_tracefs_evidence(tracer) : RA_EVIDENCE_NONE,
+        };
+        RaDiskStat delta;
+
+        if (d->sampled.stat_usec == 0 || now <= d->sampled.stat_usec ||
+            ra_diskstat_delta(&d->sampled.stat, stat, &delta) < 0)
+                return RA_OBSERVED_NOTHING;
+        ra_diskstat_rates(&delta, (double) (now - d->sampled.stat_usec) / 1e6, &o.rates);
+        ra_trace_account_take(&trace, &o.trace);
+        ra_pcache_account_take(&pcache, &o.pcache);
+        if (d->kind == RA_KIND_BDI && d->in.bdi.n_beneath == 0)
+                rates_from_pcache(&o.pcache, &o.rates);
+        if (!learnable(m, d, &o, &limits) || !ra_adapt_peek(&d->model, &o, &limits))
+                return RA_OBSERVED_NOTHING;
+        log_debug("%s: grown %.0f ms into the interval, on %.0f KiB/s.", d->name, o.rates.seconds * 1e3,
+                  o.rates.read_bytes_per_sec / 1024);
+        return RA_OBSERVED_LEARNED;
+}
+
 bool ra_observe_skip(RaDisk *d) {
         if (d->sampled.skip == 0 || d->sampled.trace.now.requests > 0 || d->sampled.pcache.now.events > 0)
                 return false;
@@ -205,6 +249,8 @@ RaObserved ra_observe_disk(Manager *m, RaDisk *d, int sysfd, uint32_t kb, uint64
             (stat.read_ios != d->sampled.stat.read_ios || stat.write_ios != d->sampled.stat.write_ios))
                 d->active_usec = now;
 
+        if (ra_sampler_peeking(m))
+                return peek_disk(m, d, &stat, kb, now);
         if (observe_disk(m, d, &stat, kb, now, &o) <= 0)
                 return RA_OBSERVED_NOTHING;
 

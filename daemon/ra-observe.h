@@ -22,10 +22,18 @@ typedef enum RaObserved {
 bool ra_observe_skip(RaDisk *d);
 
 /*
+ * Whether d is looked at between its samples (ra_sampler_peeking()): it read
+ * in order in its last interval, and learning may move its value.
+ */
+bool ra_observe_peekable(const struct Manager *m, const RaDisk *d);
+
+/*
  * One disk, one interval of the sampler: its counters (through sysfd, its
  * sysfs directory) and what the tracer saw, at now with the window kb,
  * turned into an observation, fed to the adaptive policy and published on
  * d. It decides and stores nothing: the tuning path does with what it
- * returns (ra_tune_sample()).
+ * returns (ra_tune_sample()). Between samples (ra_sampler_peeking()) it
+ * only looks at the interval so far, and learns the growth the cost model is
+ * sure of (ra_adapt_peek()).
  */
 RaObserved ra_observe_disk(struct Manager *m, RaDisk *d, int sysfd, uint32_t kb, uint64_t now);

@@ -15,7 +15,9 @@ typedef struct RaSampler RaSampler;
  * /sys/block/<dev>/stat (and what the request tracer saw, where tracefs is
  * there), feeds the adaptive policy, and publishes the disk's workload and
  * rates. Idle disks are read less and less often, down to every fifth
- * interval, and at once again when the tracer sees them read.
+ * interval, and at once again when the tracer sees them read. Between two
+ * samples, disks that read in order are looked at sooner (peeks, see
+ * ra-sampler.c), and the first sample comes soon after the start.
  */
 int ra_sampler_start(struct Manager *m);
 
@@ -25,6 +27,9 @@ void ra_sampler_stop(struct Manager *m);
 
 /* The request tracer, for what it can see; NULL without tracefs or before the sampler starts. */
 struct RaTracefs *ra_sampler_tracer(const struct Manager *m);
+
+/* Whether the interval running now is a peek between samples (ra_observe_peekable()). */
+bool ra_sampler_peeking(const struct Manager *m);
 
 /* The set of disks changed: the tracer's filter follows at the next interval. */
 void ra_sampler_disks_changed(struct Manager *m);

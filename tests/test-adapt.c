@@ -381,6 +381,13 @@ START_TEST(test_classify) {
         ck_assert_int_eq(ra_adapt_classify(&o, 1280), RA_WORKLOAD_RANDOM);
         o.rates.read_iops = 2;
         ck_assert_int_eq(ra_adapt_classify(&o, 1280), RA_WORKLOAD_IDLE);
+        /* Idle is a rate: 3 reads in a quarter of a second are 12 a second, busy at any tick. */
+        o.rates = (RaRates){ .seconds = 0.25, .read_iops = 12 };
+        o.window_kb = 128;
+        o.trace = (RaTraceSummary){ .requests = 3, .bytes = 3 * 131072, .jumps = 0 };
+        ck_assert_int_eq(ra_adapt_classify(&o, 1280), RA_WORKLOAD_SEQUENTIAL);
+        o.rates = (RaRates){ .seconds = 4, .read_iops = 0.75 };
+        ck_assert_int_eq(ra_adapt_classify(&o, 1280), RA_WORKLOAD_IDLE);
         /* Untraced: small requests are random; window-sized ones cannot be told apart. */
         o = (RaObservation){ .rates = { .seconds = 1, .read_iops = 100, .avg_read_request_bytes = 16384 },
                              .window_kb = 128 };
@@ -690,6 +697,87 @@ START_TEST(test_grow_no_trial_when_sure) {
 }
 END_TEST
 
+/* A quarter of a second of sequential_interval()'s reads (reads of them in it). */
+static void sequential_peek(uint32_t window_kb, uint64_t reads, RaObservation *ret) {
+        sequential_interval(window_kb, reads, 1, ret);
+        ret->rates.seconds = 0.25;
+        ret->rates.read_iops *= 4;
+        ret->rates.read_bytes_per_sec *= 4;
+}
+
+/*
+ * Within an interval: a busy device whose model became sure (a trial's first
+ * requests, a calibration) grows a quarter of a second into the interval,
+ * as it would on the whole one, and the peek counts nothing towards the
+ * confirmations, which stay in whole intervals.
+ */
+START_TEST(test_peek_grows_when_sure) {
+        RaCalib one_size = {
+                .when = 1, .source = RA_CALIB_TRACED, .bandwidth_kb_s = 120 * 1024, .n_points = 1
+        };
+        RaAdaptLimits l = modelled(&one_size, false);
+        RaObservation o;
+        RaModel m = {};
+
+        sequential_interval(128, 900, 1, &o);
+        ck_assert(!ra_adapt_update(&m, &o, &l));
+        /* Not sure yet: a peek decides nothing a trial would. */
+        sequential_peek(128, 225, &o);
+        ck_assert(!ra_adapt_peek(&m, &o, &l));
+        ck_assert_uint_eq(m.learned_kb, 0);
+
+        l = modelled(&ctrl_calibrated, false);
+        /* Ten windows a second: too little of its time to go by, in a peek as in an interval. */
+        sequential_peek(128, 3, &o);
+        ck_assert(!ra_adapt_peek(&m, &o, &l));
+        sequential_peek(128, 275, &o);
+        ck_assert(ra_adapt_peek(&m, &o, &l));
+        ck_assert_uint_eq(m.learned_kb, 2048);
+        ck_assert_uint_eq(m.trial_kb, 0);
+        ck_assert_msg(strstr(m.reason, "without a trial"), "%s", m.reason);
+        ck_assert_uint_eq(m.pending_count, 1);
+        ck_assert_uint_eq(m.busy, 1);
+        /* The window the model wants is a fixed point: the next peeks and the interval keep it. */
+        sequential_peek(2048, 18, &o);
+        ck_assert(!ra_adapt_peek(&m, &o, &l));
+        sequential_interval(2048, 70, 1, &o);
+        ck_assert(!ra_adapt_update(&m, &o, &l));
+        ck_assert_uint_eq(m.learned_kb, 2048);
+}
+END_TEST
+
+/* A peek never cuts, and never undoes what random reads set: those take whole intervals. */
+START_TEST(test_peek_only_grows) {
+        RaAdaptLimits l = modelled(&ctrl_calibrated, false);
+        RaObservation o;
+        RaModel m = {};
+        uint32_t cut = run_random(&l, 2048, 200, 1, 10, NULL, &m);
+
+        ck_assert_uint_lt(cut, 128);
+        ck_assert_int_eq(m.set_by, RA_WORKLOAD_RANDOM);
+        sequential_peek(cut, 2000, &o);
+        ck_assert(!ra_adapt_peek(&m, &o, &l));
+        /* Nor once the intervals turn sequential: undoing the cut waits for them. */
+        sequential_interval(cut, 8000, 1, &o);
+        ck_assert(!ra_adapt_update(&m, &o, &l));
+        sequential_peek(cut, 2000, &o);
+        ck_assert(!ra_adapt_peek(&m, &o, &l));
+        ck_assert_uint_eq(m.learned_kb, cut);
+
+        /* Random reads seen in a peek move nothing either. */
+        m = (RaModel){};
+        sequential_interval(128, 1100, 1, &o);
+        m.pending = RA_WORKLOAD_SEQUENTIAL;
+        o.pcache.random_reads = 200;
+        o.pcache.random_bytes = 200 * 131072;
+        o.pcache.waste_bytes = 200 * 126976;
+        o.pcache.seq_bytes = o.pcache.seq_reads = o.pcache.full_bytes = 0;
+        o.rates.seconds = 0.25;
+        ck_assert(!ra_adapt_peek(&m, &o, &l));
+        ck_assert_uint_eq(m.learned_kb, 0);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("adapt");
         TCase *tc = tcase_create("simulated");
@@ -715,6 +803,8 @@ int main(void) {
         tcase_add_test(tc, test_grow_on_model);
         tcase_add_test(tc, test_grow_not_on_random);
         tcase_add_test(tc, test_grow_no_trial_when_sure);
+        tcase_add_test(tc, test_peek_grows_when_sure);
+        tcase_add_test(tc, test_peek_only_grows);
         suite_add_tcase(s, tc);
 
         return test_run(s);
