@@ -69,8 +69,12 @@ typedef struct Manager {
          * (ra-calib-sched.c).
          */
         void (*on_calibration)(struct Manager *m, RaDisk *d, bool running, const RaCalib *measured);
-        /* The sampler's interval ended at now: every disk's reads to the tuning path, then one save. */
-        void (*on_interval)(struct Manager *m, uint64_t now);
+        /*
+         * The sampler's interval ended at now (peek: only a look between
+         * samples, ra-sampler.c): every disk's reads to the tuning path, then
+         * one save. Returns whether a disk wants a look before the next sample.
+         */
+        bool (*on_interval)(struct Manager *m, uint64_t now, bool peek);
         /* Why learning is off (no tracefs), or NULL now that it works (ra-sampler.c). */
         void (*on_learning)(struct Manager *m, const char *off);
         /*

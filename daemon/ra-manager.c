@@ -36,8 +36,8 @@ static int load_config(const char *path, RaConfig **ret) {
  * The sampler's interval: each disk's reads to the tuning path, which may
  * make it worth a calibration now; what was learned, in one save.
  */
-static void on_interval(Manager *m, uint64_t now) {
-        bool peek = ra_sampler_peeking(m);
+static bool on_interval(Manager *m, uint64_t now, bool peek) {
+        bool peeks = false;
 
         for (size_t i = 0; i < m->n_disks; i++) {
                 /* A peek between samples: only disks reading in order (ra_observe_peekable()). */
@@ -50,6 +50,9 @@ static void on_interval(Manager *m, uint64_t now) {
         /* Saved once an interval at most, as before peeks: a stop saves what one learned since. */
         if (!peek)
                 (void) ra_store_flush(m);
+        for (size_t i = 0; i < m->n_disks && !peeks; i++)
+                peeks = ra_observe_peekable(m, m->disks[i]);
+        return peeks;
 }
 
 int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {

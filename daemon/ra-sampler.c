@@ -11,7 +11,6 @@
 #include "ra-context.h"
 #include "ra-log.h"
 #include "ra-mounts.h"
-#include "ra-observe.h"
 #include "ra-registry.h"
 #include "ra-sampler.h"
 #include "ra-tracefs.h"
@@ -28,7 +27,7 @@
 #define WAKES_PER_SEC 64
 /*
  * A disk reading in order is looked at this often between its samples
- * (ra_observe_peekable()), for the growth its cost model is sure of, which
+ * (the tuning path's on_interval() says which), for the growth its cost model is sure of, which
  * needs no confirmation: a quarter of the default interval. Measured
  * (tests/busy-grow.sh: ssd-ctrl read by `dd bs=64k` at 110-160 MB/s, three
  * runs): a trial's first requests made the traced model sure, and the
@@ -213,13 +212,6 @@ static uint64_t accuracy_usec(const Manager *m) {
         return (uint64_t) m->config->interval_ms * 1000 / 20;
 }
 
-static bool wants_peeks(const Manager *m) {
-        for (size_t i = 0; i < m->n_disks; i++)
-                if (ra_observe_peekable(m, m->disks[i]))
-                        return true;
-        return false;
-}
-
 bool ra_sampler_peeking(const Manager *m) {
         return m->sampler && m->sampler->peeking;
 }
@@ -227,6 +219,7 @@ bool ra_sampler_peeking(const Manager *m) {
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         uint64_t now, next;
+        bool peeks;
         int r;
 
         /*
@@ -248,12 +241,12 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         /* The interval may have changed with a reload. */
         if (!m->sampler->peeking)
                 m->sampler->next_sample = now + (uint64_t) m->config->interval_ms * 1000;
-        m->on_interval(m, now);
+        peeks = m->on_interval(m, now, m->sampler->peeking);
         m->sampler->peeking = false;
 
         /* A peek no closer to the sample than half of one: that sample sees the same. */
         next = m->sampler->next_sample;
-        if (wants_peeks(m) && now + PEEK_USEC + PEEK_USEC / 2 <= next)
+        if (peeks && now + PEEK_USEC + PEEK_USEC / 2 <= next)
                 next = now + PEEK_USEC;
         r = sd_event_source_set_time(s, next);
         if (r >= 0)
