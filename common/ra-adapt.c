@@ -14,8 +14,8 @@
 
 /*
  * Fewer reads a second than this is idle: nothing to learn from. A rate,
- * so that it means the same over an interval and over a sub-second peek
- * (ra_adapt_peek()): 4 reads in the default one-second interval, as before.
+ * so that a sub-second peek (ra_adapt_peek()) needs its share; an interval
+ * of a second or more needs 4 reads, as before peeks (per_interval()).
  */
 #define IDLE_READS_PER_SEC 4.0
 /* A step up must read this much faster to be kept... */
@@ -26,7 +26,7 @@
 #define STEP_UP_FROM_KB 128u
 /* Requests at least this share of the window (or of the largest request) fill it. */
 #define WINDOW_BOUND 0.6
-/* Page-cache reads a second below which the page cache says too little (256 KiB an interval of 1 s). */
+/* Page-cache reads a second below which the page cache says too little (256 KiB an interval, as before). */
 #define PCACHE_MIN_BYTES_PER_SEC (256.0 * 1024)
 
 static const char *const workload_names[_RA_WORKLOAD_MAX] = {
@@ -45,9 +45,13 @@ static double request_limit_kb(uint32_t window_kb, uint32_t max_sectors_kb) {
         return max_sectors_kb > 0 && max_sectors_kb < window_kb ? max_sectors_kb : window_kb;
 }
 
-/* The least of a count a second that an interval of seconds must see. */
+/*
+ * The least of a count a second that an interval must see: the count of one
+ * second over a second or more (a late tick, an idle disk's skipped
+ * intervals), as before peeks; its share over a peek's fraction of one.
+ */
 static double per_interval(double per_sec, const RaObservation *o) {
-        return per_sec * o->rates.seconds;
+        return per_sec * (o->rates.seconds < 1.0 ? o->rates.seconds : 1.0);
 }
 
 static bool paged(const RaObservation *o) {
@@ -371,8 +375,10 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         RaWorkload c = ra_adapt_classify(o, l->max_sectors_kb);
         char reason[RA_REASON_MAX] = "";
         uint32_t target = 0;
-        bool modelled;
+        bool modelled, split = m->split;
 
+        /* An interval a peek moved the window in was read under two: it credits neither. */
+        m->split = false;
         m->workload = c;
         if (c != RA_WORKLOAD_IDLE)
                 m->evidence = paged(o) ? o->evidence : o->traced ? RA_EVIDENCE_BLOCK : RA_EVIDENCE_NONE;
@@ -410,7 +416,7 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         /* A trial is one while it is the window learned and in force (not pinned over, not moved since). */
         if (m->trial_kb != 0 && (m->trial_kb != m->learned_kb || m->trial_kb != o->window_kb))
                 m->trial_kb = 0;
-        if (!credit_throughput(m, c, o) && c == RA_WORKLOAD_SEQUENTIAL && m->trial_kb != 0 &&
+        if ((split || !credit_throughput(m, c, o)) && c == RA_WORKLOAD_SEQUENTIAL && m->trial_kb != 0 &&
             !ra_adapt_perf_judged(m, m->trial_kb))
                 ra_adapt_perf_trial_wait(m, &o->pcache, paged(o));
 
@@ -460,6 +466,7 @@ bool ra_adapt_peek(RaModel *m, const RaObservation *o, const RaAdaptLimits *l) {
         if (target == 0 || target <= o->window_kb || target == m->learned_kb)
                 return false;
         take(m, RA_WORKLOAD_SEQUENTIAL, o, target, true, reason);
+        m->split = true;
         return true;
 }
 

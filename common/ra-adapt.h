@@ -231,6 +231,7 @@ typedef struct RaModel {
         uint32_t trial_from_kb; /* the window it is judged against */
         unsigned trial_waited;  /* busy sequential intervals it stood with no file read under it */
         bool trial_paged;       /* proposed on page-cache evidence: only that judges it */
+        bool split;             /* a peek moved learned_kb within the interval under way */
 
         RaPerf perf[RA_ADAPT_PERF_SLOTS];
         size_t n_perf;

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ra-adapt-perf.h"
 #include "ra-adapt.h"
 #include "test-helpers.h"
 
@@ -388,6 +389,10 @@ START_TEST(test_classify) {
         ck_assert_int_eq(ra_adapt_classify(&o, 1280), RA_WORKLOAD_SEQUENTIAL);
         o.rates = (RaRates){ .seconds = 4, .read_iops = 0.75 };
         ck_assert_int_eq(ra_adapt_classify(&o, 1280), RA_WORKLOAD_IDLE);
+        /* Over a second or more, 4 reads are busy as before peeks: an idle disk's skipped intervals, 5 s. */
+        o.rates = (RaRates){ .seconds = 5, .read_iops = 0.8 };
+        o.trace = (RaTraceSummary){ .requests = 4, .bytes = 4 * 131072, .jumps = 0 };
+        ck_assert_int_eq(ra_adapt_classify(&o, 1280), RA_WORKLOAD_SEQUENTIAL);
         /* Untraced: small requests are random; window-sized ones cannot be told apart. */
         o = (RaObservation){ .rates = { .seconds = 1, .read_iops = 100, .avg_read_request_bytes = 16384 },
                              .window_kb = 128 };
@@ -743,6 +748,11 @@ START_TEST(test_peek_grows_when_sure) {
         sequential_interval(2048, 70, 1, &o);
         ck_assert(!ra_adapt_update(&m, &o, &l));
         ck_assert_uint_eq(m.learned_kb, 2048);
+        /* That interval was read under 128 KiB, then 2048: it credits neither; the next one does. */
+        ck_assert_ptr_null(ra_adapt_perf_find(&m, 2048));
+        sequential_interval(2048, 70, 1, &o);
+        ck_assert(!ra_adapt_update(&m, &o, &l));
+        ck_assert_ptr_nonnull(ra_adapt_perf_find(&m, 2048));
 }
 END_TEST
 
