@@ -70,11 +70,11 @@ typedef struct RaDiskBdi {
 } RaDiskBdi;
 
 /*
- * The statistics sampler's (ra-sampler.c, ra-observe.c), which no other
- * module writes: the last counters and the accounts of the interval under
- * way, and what the latest interval showed, for D-Bus. ra_disk_new() sets
- * where they start, and the tuning path only starts them over for a new
- * medium (ra_tune_identified()).
+ * The statistics sampler's (ra-sampler.c, ra-observe.c): the last counters
+ * and the accounts of the interval under way, and what the latest interval
+ * showed, for D-Bus. Besides them, only ra_disk_new() (where they start)
+ * and the tuning path for a new medium (ra_tune_identified(), which starts
+ * them over) write them.
  */
 typedef struct RaDiskSampled {
         RaDiskStat stat;
@@ -108,7 +108,10 @@ typedef struct RaDisk {
          * through common/ra-inputs.c as the udev helper reads it), and is
          * decided from; all its own. A bdi's attrs are those of what lies
          * beneath it. in.identity is the one it is kept under (NULL: none);
-         * in.leaf_identities, its leaves', are taken at every decision.
+         * in.leaf_identities, its leaves', are taken at every decision. Kept
+         * current between reads: in.attrs.read_ahead_kb follows what is
+         * written and seen (drift), in.server_kb a FUSE server's answer, and
+         * in.identity moves apart from a device reporting the same one.
          */
         RaInputs in;
         /*

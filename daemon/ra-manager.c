@@ -107,6 +107,7 @@ Manager *ra_manager_free(Manager *m) {
         if (!m)
                 return NULL;
 
+        ra_tune_batch_free(m);
         for (size_t i = 0; i < m->n_disks; i++)
                 ra_disk_free(m->disks[i]);
         free(m->disks);

@@ -27,13 +27,15 @@
 #define WAKES_PER_SEC 64
 /*
  * A disk reading in order is looked at this often between its samples
- * (the tuning path's on_interval() says which), for the growth its cost model is sure of, which
- * needs no confirmation: a quarter of the default interval. Measured
- * (tests/busy-grow.sh: ssd-ctrl read by `dd bs=64k` at 110-160 MB/s, three
- * runs): a trial's first requests made the traced model sure, and the
- * growth was taken 263-525 ms into the interval after the trial rather than
- * at its end. A peek costs a read of the disk's stat and a copy of its
- * accounts, four times a second while it reads; idle disks are not peeked.
+ * (the tuning path's on_interval() says which), for the growth its cost
+ * model is sure of, which needs no confirmation: a quarter of the default
+ * interval. Measured (tests/busy-grow.sh: ssd-ctrl read by `dd bs=64k` at
+ * 110-160 MB/s, three runs): a trial's first requests made the traced model
+ * sure, and the growth was taken 263-525 ms into the interval after the
+ * trial rather than at its end. A peek runs the tuning path's sample
+ * (ra_tune_sample()) on the interval so far: a read of the disk's stat, a
+ * copy of its accounts, its traced model refitted and its value's drift
+ * checked, four times a second while it reads; idle disks are not peeked.
  */
 #define PEEK_USEC (250 * UINT64_C(1000))
 /* Lost events are said at most once a minute, with everything lost since. */
@@ -230,14 +232,16 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         if (r < 0)
                 return log_error_errno(r, "Cannot read the clock: %m");
 
+        m->sampler->peeking = now + accuracy_usec(m) < m->sampler->next_sample;
         if (m->sampler->tracer) {
                 drain_tracer(m);
                 say_lost(m, now);
-                m->sampler->tracer_wakes = 0;
+                /* The wakes' budget is an interval's: a peek's drain does not renew it. */
+                if (!m->sampler->peeking)
+                        m->sampler->tracer_wakes = 0;
                 ra_tracefs_set_watching(m->sampler->tracer, true);
         }
 
-        m->sampler->peeking = now + accuracy_usec(m) < m->sampler->next_sample;
         /* The interval may have changed with a reload. */
         if (!m->sampler->peeking)
                 m->sampler->next_sample = now + (uint64_t) m->config->interval_ms * 1000;

@@ -47,16 +47,23 @@ int ra_tune_seen(Manager *m, RaDisk *d, const char *event) {
         return 0;
 }
 
-/* d is dropped: it is decided in no batch. */
+/* d is dropped: it is decided in no batch, however often it was seen. */
 static void drop_pending(Manager *m, RaDisk *d) {
-        for (size_t i = 0; i < m->n_pending; i++)
+        for (size_t i = 0; i < m->n_pending;)
                 if (m->pending[i].tune.disk == d) {
                         ra_tune_abort(&m->pending[i].tune);
                         memmove(&m->pending[i], &m->pending[i + 1],
                                 (m->n_pending - i - 1) * sizeof(RaPending));
                         m->n_pending--;
-                        return;
-                }
+                } else
+                        i++;
+}
+
+void ra_tune_batch_free(Manager *m) {
+        for (size_t i = 0; i < m->n_pending; i++)
+                ra_tune_abort(&m->pending[i].tune);
+        m->pending = mfree(m->pending);
+        m->n_pending = m->n_pending_allocated = 0;
 }
 
 void ra_tune_forget(Manager *m, RaDisk *d, int level, const char *why) {

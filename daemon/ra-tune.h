@@ -60,8 +60,8 @@ void ra_tune_stack_tops(struct Manager *m, const RaDisk *leaf, const char *event
 /*
  * Takes the identities a stack's leaves are kept under, as the registry
  * knows them now ("" where it does not hold one), into d->in.leaf_identities,
- * one per leaf: their calibrations compose the stack's. NULL for a disk, or
- * without memory (then the stack keeps its prior).
+ * one per leaf: their calibrations compose the stack's. Left NULL for a
+ * disk, or without memory (then the stack keeps its prior).
  */
 void ra_tune_leaf_identities(struct Manager *m, RaDisk *d);
 
@@ -144,3 +144,6 @@ int ra_tune_seen(struct Manager *m, RaDisk *d, const char *event);
  * one that came are decided again ("identity clash").
  */
 void ra_tune_objects_read(struct Manager *m);
+
+/* A batch no source finished reading (radaemon stops): decided never, its snapshots freed. */
+void ra_tune_batch_free(struct Manager *m);
