@@ -43,7 +43,7 @@ static bool on_interval(Manager *m, uint64_t now, bool peek) {
                 /* A peek between samples: only disks reading in order (ra_observe_peekable()). */
                 if (peek && !ra_observe_peekable(m, m->disks[i]))
                         continue;
-                ra_tune_sample(m, m->disks[i], now);
+                ra_tune_sample(m, m->disks[i], now, peek);
                 if (!peek)
                         ra_calib_sched_consider(m, m->disks[i], now);
         }

@@ -75,11 +75,15 @@ static void publish_rate(uint64_t *published, double now) {
 /*
  * Turns the counters read at now into one interval's observation. Returns 1
  * when there is one, 0 for a first sample or counters that were reset
- * (another device behind the name): those only set the baseline.
+ * (another device behind the name): those only set the baseline. A peek
+ * (ra_observe_disk()) takes copies of the accounts and keeps the baseline,
+ * so the interval goes on whole.
  */
-static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t kb, uint64_t now,
+static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t kb, uint64_t now, bool peek,
                         RaObservation *ret) {
         RaTracefs *tracer = ra_sampler_tracer(m);
+        RaTraceAccount trace_copy, *trace = &d->sampled.trace;
+        RaPcacheAccount pcache_copy, *pcache = &d->sampled.pcache;
         RaDiskStat delta;
         bool baseline = d->sampled.stat_usec == 0 || now <= d->sampled.stat_usec ||
                         ra_diskstat_delta(&d->sampled.stat, stat, &delta) < 0;
@@ -92,12 +96,20 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
         };
         if (!baseline)
                 ra_diskstat_rates(&delta, (double) (now - d->sampled.stat_usec) / 1e6, &ret->rates);
-        ra_trace_account_take(&d->sampled.trace, &ret->trace);
-        ra_pcache_account_take(&d->sampled.pcache, &ret->pcache);
+        if (peek) {
+                trace_copy = *trace;
+                pcache_copy = *pcache;
+                trace = &trace_copy;
+                pcache = &pcache_copy;
+        }
+        ra_trace_account_take(trace, &ret->trace);
+        ra_pcache_account_take(pcache, &ret->pcache);
         if (!baseline && d->kind == RA_KIND_BDI && d->in.bdi.n_beneath == 0)
                 rates_from_pcache(&ret->pcache, &ret->rates);
-        d->sampled.stat = *stat;
-        d->sampled.stat_usec = now;
+        if (!peek) {
+                d->sampled.stat = *stat;
+                d->sampled.stat_usec = now;
+        }
         return !baseline;
 }
 
@@ -189,35 +201,14 @@ bool ra_observe_peekable(const Manager *m, const RaDisk *d) {
                !ra_context_observing(m) && ra_source_learnable(d->decision.source);
 }
 
-/*
- * The interval so far, at now: its reads since the last sample (copies of
- * the accounts are taken, so the interval goes on whole) for the growth the
- * cost model is sure of (ra_adapt_peek()).
- */
-static RaObserved peek_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t kb, uint64_t now) {
-        RaTracefs *tracer = ra_sampler_tracer(m);
-        RaTraceAccount trace = d->sampled.trace;
-        RaPcacheAccount pcache = d->sampled.pcache;
+/* The interval so far (observe_disk()'s peek): the growth the cost model is sure of (ra_adapt_peek()). */
+static RaObserved peek_disk(Manager *m, RaDisk *d, const RaObservation *o) {
         RaAdaptLimits limits;
-        RaObservation o = {
-                .window_kb = kb,
-                .traced = tracer && (!d->in.bio_based || ra_tracefs_sees_bios(tracer)),
-                .evidence = tracer ? ra_tracefs_evidence(tracer) : RA_EVIDENCE_NONE,
-        };
-        RaDiskStat delta;
 
-        if (d->sampled.stat_usec == 0 || now <= d->sampled.stat_usec ||
-            ra_diskstat_delta(&d->sampled.stat, stat, &delta) < 0)
+        if (!learnable(m, d, o, &limits) || !ra_adapt_peek(&d->model, o, &limits))
                 return RA_OBSERVED_NOTHING;
-        ra_diskstat_rates(&delta, (double) (now - d->sampled.stat_usec) / 1e6, &o.rates);
-        ra_trace_account_take(&trace, &o.trace);
-        ra_pcache_account_take(&pcache, &o.pcache);
-        if (d->kind == RA_KIND_BDI && d->in.bdi.n_beneath == 0)
-                rates_from_pcache(&o.pcache, &o.rates);
-        if (!learnable(m, d, &o, &limits) || !ra_adapt_peek(&d->model, &o, &limits))
-                return RA_OBSERVED_NOTHING;
-        log_debug("%s: grown %.0f ms into the interval, on %.0f KiB/s.", d->name, o.rates.seconds * 1e3,
-                  o.rates.read_bytes_per_sec / 1024);
+        log_debug("%s: grown %.0f ms into the interval, on %.0f KiB/s.", d->name, o->rates.seconds * 1e3,
+                  o->rates.read_bytes_per_sec / 1024);
         return RA_OBSERVED_LEARNED;
 }
 
@@ -228,7 +219,7 @@ bool ra_observe_skip(RaDisk *d) {
         return true;
 }
 
-RaObserved ra_observe_disk(Manager *m, RaDisk *d, int sysfd, uint32_t kb, uint64_t now) {
+RaObserved ra_observe_disk(Manager *m, RaDisk *d, int sysfd, uint32_t kb, uint64_t now, bool peek) {
         char was[RA_REASON_MAX];
         RaObservation o;
         RaDiskStat stat;
@@ -249,10 +240,10 @@ RaObserved ra_observe_disk(Manager *m, RaDisk *d, int sysfd, uint32_t kb, uint64
             (stat.read_ios != d->sampled.stat.read_ios || stat.write_ios != d->sampled.stat.write_ios))
                 d->active_usec = now;
 
-        if (ra_sampler_peeking(m))
-                return peek_disk(m, d, &stat, kb, now);
-        if (observe_disk(m, d, &stat, kb, now, &o) <= 0)
+        if (observe_disk(m, d, &stat, kb, now, peek, &o) <= 0)
                 return RA_OBSERVED_NOTHING;
+        if (peek)
+                return peek_disk(m, d, &o);
 
         memcpy(was, d->model.reason, sizeof(was));
         learned = learn(m, d, &o);

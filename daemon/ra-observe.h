@@ -22,7 +22,7 @@ typedef enum RaObserved {
 bool ra_observe_skip(RaDisk *d);
 
 /*
- * Whether d is looked at between its samples (ra_sampler_peeking()): it read
+ * Whether d is looked at between its samples (a peek): it read
  * in order in its last interval, and learning may move its value.
  */
 bool ra_observe_peekable(const struct Manager *m, const RaDisk *d);
@@ -32,8 +32,8 @@ bool ra_observe_peekable(const struct Manager *m, const RaDisk *d);
  * sysfs directory) and what the tracer saw, at now with the window kb,
  * turned into an observation, fed to the adaptive policy and published on
  * d. It decides and stores nothing: the tuning path does with what it
- * returns (ra_tune_sample()). Between samples (ra_sampler_peeking()) it
- * only looks at the interval so far, and learns the growth the cost model is
- * sure of (ra_adapt_peek()).
+ * returns (ra_tune_sample()). A peek between samples only looks at the
+ * interval so far, and learns the growth the cost model is sure of
+ * (ra_adapt_peek()).
  */
-RaObserved ra_observe_disk(struct Manager *m, RaDisk *d, int sysfd, uint32_t kb, uint64_t now);
+RaObserved ra_observe_disk(struct Manager *m, RaDisk *d, int sysfd, uint32_t kb, uint64_t now, bool peek);

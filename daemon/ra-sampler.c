@@ -45,7 +45,6 @@
 struct RaSampler {
         sd_event_source *timer;
         uint64_t next_sample;         /* when the next interval ends (CLOCK_MONOTONIC, µs) */
-        bool peeking;                 /* the tick running now only peeks */
         struct RaTracefs *tracer;     /* NULL without tracefs */
         bool tracer_dirty;            /* the set of disks or mounts changed since its filters were set */
         sd_event_source *filters_due; /* sets them once the current burst of changes is handled */
@@ -214,14 +213,10 @@ static uint64_t accuracy_usec(const Manager *m) {
         return (uint64_t) m->config->interval_ms * 1000 / 20;
 }
 
-bool ra_sampler_peeking(const Manager *m) {
-        return m->sampler && m->sampler->peeking;
-}
-
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         uint64_t now, next;
-        bool peeks;
+        bool peek, peeks;
         int r;
 
         /*
@@ -232,21 +227,21 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         if (r < 0)
                 return log_error_errno(r, "Cannot read the clock: %m");
 
-        m->sampler->peeking = now + accuracy_usec(m) < m->sampler->next_sample;
+        /* A tick before the interval's end only peeks. */
+        peek = now + accuracy_usec(m) < m->sampler->next_sample;
         if (m->sampler->tracer) {
                 drain_tracer(m);
                 say_lost(m, now);
                 /* The wakes' budget is an interval's: a peek's drain does not renew it. */
-                if (!m->sampler->peeking)
+                if (!peek)
                         m->sampler->tracer_wakes = 0;
                 ra_tracefs_set_watching(m->sampler->tracer, true);
         }
 
         /* The interval may have changed with a reload. */
-        if (!m->sampler->peeking)
+        if (!peek)
                 m->sampler->next_sample = now + (uint64_t) m->config->interval_ms * 1000;
-        peeks = m->on_interval(m, now, m->sampler->peeking);
-        m->sampler->peeking = false;
+        peeks = m->on_interval(m, now, peek);
 
         /* A peek no closer to the sample than half of one: that sample sees the same. */
         next = m->sampler->next_sample;

@@ -28,8 +28,5 @@ void ra_sampler_stop(struct Manager *m);
 /* The request tracer, for what it can see; NULL without tracefs or before the sampler starts. */
 struct RaTracefs *ra_sampler_tracer(const struct Manager *m);
 
-/* Whether the interval running now is a peek between samples (ra_observe_peekable()). */
-bool ra_sampler_peeking(const struct Manager *m);
-
 /* The set of disks changed: the tracer's filter follows at the next interval. */
 void ra_sampler_disks_changed(struct Manager *m);

@@ -18,7 +18,7 @@
  * What ra-observe.c saw of d is decided, stored and announced in one
  * transaction.
  */
-void ra_tune_sample(Manager *m, RaDisk *d, uint64_t now) {
+void ra_tune_sample(Manager *m, RaDisk *d, uint64_t now, bool peek) {
         _cleanup_close_ int sysfd = -1;
         RaObserved seen;
         uint32_t kb;
@@ -42,7 +42,7 @@ void ra_tune_sample(Manager *m, RaDisk *d, uint64_t now) {
          */
         if (d->kind == RA_KIND_DISK)
                 ra_store_traced(m, d);
-        seen = ra_observe_disk(m, d, sysfd, kb, now);
+        seen = ra_observe_disk(m, d, sysfd, kb, now, peek);
         if (seen == RA_OBSERVED_LEARNED)
                 ra_store_learned(m, d);
         ra_tune_commit(m, &t,

@@ -115,10 +115,11 @@ void ra_tune_learning(struct Manager *m, const char *off);
 
 /*
  * d's window looked at and its reads of the last interval observed
- * (ra_observe_disk()), at now: what was learned stored, the decision taken
- * again and announced (ra-tune-report.c).
+ * (ra_observe_disk()), at now (peek: of the interval so far, between
+ * samples): what was learned stored, the decision taken again and
+ * announced (ra-tune-report.c).
  */
-void ra_tune_sample(struct Manager *m, RaDisk *d, uint64_t now);
+void ra_tune_sample(struct Manager *m, RaDisk *d, uint64_t now, bool peek);
 
 /*
  * A batch of objects was read and identified, and its decisions follow

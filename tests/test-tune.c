@@ -253,7 +253,7 @@ START_TEST(test_sample) {
         test_core_set_knob(&core, VDA, 1024);
         test_write(core.root, VDA "/stat", "100 0 2048 10 0 0 0 0 0 10 10 0 0 0 0 0 0\n");
 
-        ra_tune_sample(&core.m, vda, 1000000);
+        ra_tune_sample(&core.m, vda, 1000000, false);
         ck_assert(vda->external);
         ck_assert_uint_eq(test_core_knob(&core, VDA), 1024);
         ck_assert_uint_eq(vda->sampled.stat_usec, 1000000);
@@ -261,14 +261,14 @@ START_TEST(test_sample) {
 
         /* 2048 sectors more in a second: 1 MiB/s. */
         test_write(core.root, VDA "/stat", "200 0 4096 20 0 0 0 0 0 20 20 0 0 0 0 0 0\n");
-        ra_tune_sample(&core.m, vda, 2000000);
+        ra_tune_sample(&core.m, vda, 2000000, false);
         ck_assert_uint_eq(vda->sampled.stat_usec, 2000000);
         ck_assert_uint_eq(vda->sampled.read_bytes_per_sec, 1048576);
 
         /* Idle, looked at less often: its window still is, its counters are not. */
         vda->sampled.skip = 2;
         test_core_set_knob(&core, VDA, 2048);
-        ra_tune_sample(&core.m, vda, 3000000);
+        ra_tune_sample(&core.m, vda, 3000000, false);
         ck_assert_uint_eq(vda->sampled.skip, 1);
         ck_assert_uint_eq(vda->sampled.stat_usec, 2000000);
         ck_assert_uint_eq(vda->in.attrs.read_ahead_kb, 2048);
