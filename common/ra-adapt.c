@@ -162,6 +162,11 @@ static bool random_costly(const RaModel *m) {
         return m->random_intervals > 0 && m->waste_usec * 100 >= RA_ADAPT_WASTE_PERCENT * m->busy_usec;
 }
 
+/* The random streak has cost enough of the device's time to cut at once (RA_ADAPT_CUT_WASTE_MS). */
+static bool random_cut_due(const RaModel *m) {
+        return random_costly(m) && m->wasted_usec >= RA_ADAPT_CUT_WASTE_MS * 1e3;
+}
+
 /* Random access: shrink only where read-around wastes. */
 static uint32_t random_target(const RaModel *m, const RaObservation *o, const RaAdaptLimits *l,
                               char reason[static RA_REASON_MAX]) {
@@ -391,7 +396,7 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
                 m->pending_count = 0;
                 m->random_reads = 0;
                 m->random_intervals = 0;
-                m->waste_usec = m->busy_usec = 0;
+                m->waste_usec = m->busy_usec = m->wasted_usec = 0;
         }
         m->pending_count++;
         m->since_change++;
@@ -404,12 +409,14 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
                  * same, and forgetting its evidence at each would only delay its cut.
                  */
                 if (random_dense(&o->pcache)) {
+                        double waste = ra_adapt_cost_random_waste_usec(o, l, clamp_to_limits(RA_KB_MIN, l));
+
                         m->random_reads += o->pcache.random_reads;
                         m->random_intervals++;
                         /* The latest intervals weigh most: the share over the last few seconds. */
-                        m->waste_usec = m->waste_usec / 2 +
-                                        ra_adapt_cost_random_waste_usec(o, l, clamp_to_limits(RA_KB_MIN, l));
+                        m->waste_usec = m->waste_usec / 2 + waste;
                         m->busy_usec = m->busy_usec / 2 + o->rates.seconds * 1e6;
+                        m->wasted_usec += waste;
                 }
         }
 
@@ -422,6 +429,8 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
 
         if (c == RA_WORKLOAD_SEQUENTIAL && (o->traced || paged(o)))
                 target = model_target(m, o, l, reason);
+        else if (c == RA_WORKLOAD_RANDOM && random_cut_due(m))
+                target = random_target(m, o, l, reason);
         modelled = target != 0;
         if (!modelled && (m->pending_count < RA_ADAPT_CONFIRM || m->since_change < RA_ADAPT_DWELL))
                 return false;

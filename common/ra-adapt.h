@@ -102,7 +102,8 @@
  * one; a random workload that opens files under it cuts it as it cuts any
  * window (on more evidence than set it).
  *
- * Hysteresis (all but the cost model's growth, which needs neither): a
+ * Hysteresis (all but the cost model's growth, and random cuts whose
+ * windows cost RA_ADAPT_CUT_WASTE_MS, which need neither): a
  * workload class must hold for RA_ADAPT_CONFIRM busy intervals
  * (idle ones between them neither count nor break it: a job of one-second
  * runs with pauses confirms over three runs) and a change must be
@@ -153,6 +154,23 @@
  *    10 % of 4 KiB there (bench/results/2026-11-26-evidence-threshold.md).
  */
 #define RA_ADAPT_WASTE_PERCENT 10
+/*
+ * A random streak's windows are cut without RA_ADAPT_CONFIRM's and
+ * RA_ADAPT_DWELL's busy intervals once they have cost the device this much
+ * of its time in all (RA_ADAPT_WASTE_PERCENT of it or more, in intervals
+ * random_dense() counts): a quarter of a busy second. At the 10 % share a
+ * cut takes 2.5 busy seconds, as the three intervals it needed before; where
+ * the windows cost a quarter of the device's time or more, the first busy
+ * second that shows it cuts, before a job's next run opens its files.
+ * Measured through the cost models' accounts (ra_adapt_cost_random_waste_usec()):
+ * bench/devmodel's hdd-7200 at its 512 KiB nowait prior, assumed rotational
+ * (105 MB/s), 60-90 faults a second wasting 5 ms each, 300-450 ms of a
+ * second; ssd-ctrl at 128 KiB, assumed SSD (500 MB/s), about 1,200 faults
+ * wasting 0.25 ms each, 300 ms; the bench's runs of those jobs are 2 s, so
+ * three intervals let the second run open under the old window (run 2 at
+ * 0.67 and 0.33 of the best fixed value, bench/results/2026-11-27-user-after-29771bb.md).
+ */
+#define RA_ADAPT_CUT_WASTE_MS 250
 /*
  * An interval counts towards RA_ADAPT_WASTE_PERCENT only with this many of
  * its random reads or more to each file read (its random reads over its
@@ -226,6 +244,7 @@ typedef struct RaModel {
         unsigned random_intervals; /* that wasted windows over this many intervals dense enough to count, */
         double waste_usec;         /* the device's time the windows cost, and the busy time of those */
         double busy_usec;          /* intervals, in us, each interval weighing half the next */
+        double wasted_usec;        /* the device's time the windows cost over all of them */
 
         uint32_t trial_kb;      /* a larger window on trial, not judged yet; 0: none */
         uint32_t trial_from_kb; /* the window it is judged against */

@@ -859,8 +859,9 @@ START_TEST(test_policy_settles) {
         kb = run_policy("mmap-rand.raw", 1024, 10, NULL, &m);
         ck_assert_uint_eq(kb, 4);
         ck_assert_int_eq(m.set_by, RA_WORKLOAD_RANDOM);
-        /* A scan afterwards takes it up again, but not at its first confirmed interval. */
-        kb = run_policy("dd.raw", kb, RA_ADAPT_CONFIRM, NULL, &m);
+        /* A scan afterwards takes it up again, but not on fewer intervals than set it. */
+        ck_assert_uint_ge(m.set_strength, 1);
+        kb = run_policy("dd.raw", kb, m.set_strength, NULL, &m);
         ck_assert_uint_eq(kb, 4);
         kb = run_policy("dd.raw", kb, 80, NULL, &m);
         ck_assert_uint_ge(kb, 2048);
@@ -912,43 +913,48 @@ END_TEST
 
 /* The rule itself: a reversal needs one interval more than the evidence that set the value. */
 START_TEST(test_policy_strength) {
-        /* Enough faults over RA_ADAPT_CONFIRM intervals to go below the kernel's default at once. */
-        RaPcacheSummary waste = { .events = 800,
+        /*
+         * Faults in one file whose 512 KiB windows cost the disk 119 ms a second
+         * (24 of them, each 4.95 ms more than 4 KiB at the 105 MB/s assumed): a
+         * tenth of its time and more, and 250 ms in all (RA_ADAPT_CUT_WASTE_MS)
+         * on the third interval, so the cut is confirmed over three.
+         */
+        RaPcacheSummary waste = { .events = 48,
                                   .files = 1,
-                                  .random_reads = 400,
-                                  .random_faults = 400,
-                                  .random_bytes = 400 * 8192 * 1024ull,
-                                  .waste_bytes = 399 * 8192 * 1024ull };
+                                  .random_reads = 24,
+                                  .random_faults = 24,
+                                  .random_bytes = 24 * 512 * 1024ull,
+                                  .waste_bytes = 24 * 508 * 1024ull };
         RaPcacheSummary scan = { .events = 40,
                                  .files = 4,
                                  .seq_reads = 20,
-                                 .seq_bytes = 80 << 20,
-                                 .full_bytes = 80 << 20,
-                                 .window_bytes = 80 << 20 };
+                                 .seq_bytes = 10 << 20,
+                                 .full_bytes = 10 << 20,
+                                 .window_bytes = 10 << 20 };
         RaModel m = {};
         RaObservation o;
 
-        /* 8 MiB was measured fast before. */
+        /* 512 KiB was measured fast before. */
         for (int i = 0; i < 2; i++) {
-                observe(&scan, 8192, 150e6, &o);
+                observe(&scan, 512, 150e6, &o);
                 (void) ra_adapt_update(&m, &o, &disk);
         }
         m.since_change = 0;
-        for (int i = 0; i < RA_ADAPT_CONFIRM; i++) {
-                observe(&waste, 8192, 50e6, &o);
-                (void) ra_adapt_update(&m, &o, &disk);
+        for (int i = 0; i < 3; i++) {
+                observe(&waste, 512, 50e6, &o);
+                ck_assert(ra_adapt_update(&m, &o, &disk) == (i == 2));
         }
         ck_assert_uint_eq(m.learned_kb, 4);
-        ck_assert_uint_eq(m.set_strength, RA_ADAPT_CONFIRM);
+        ck_assert_uint_eq(m.set_strength, 3);
 
-        /* The scan again: 4 KiB judged, 8 MiB known faster, but only on more intervals than set 4 KiB. */
-        for (int i = 0; i < RA_ADAPT_CONFIRM; i++) {
+        /* The scan again: 4 KiB judged, 512 KiB known faster, but only on more intervals than set 4 KiB. */
+        for (int i = 0; i < 3; i++) {
                 observe(&scan, 4, 10e6, &o);
                 ck_assert(!ra_adapt_update(&m, &o, &disk));
         }
         observe(&scan, 4, 10e6, &o);
         ck_assert(ra_adapt_update(&m, &o, &disk));
-        ck_assert_uint_eq(m.learned_kb, 8192);
+        ck_assert_uint_eq(m.learned_kb, 512);
 }
 END_TEST
 
