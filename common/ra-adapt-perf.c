@@ -61,7 +61,7 @@ const RaPerf *ra_adapt_perf_best(const RaModel *m) {
 
 bool ra_adapt_perf_has_above(const RaModel *m, uint32_t kb) {
         for (size_t i = 0; i < m->n_perf; i++)
-                if (m->perf[i].kb > kb)
+                if (m->perf[i].kb > kb && m->perf[i].samples >= RA_ADAPT_SAMPLES)
                         return true;
         return false;
 }

@@ -22,6 +22,13 @@ void ra_adapt_perf_record(RaModel *m, uint32_t kb, double bytes_per_sec);
 double ra_adapt_perf_fastest(const RaModel *m);
 /* The smallest judged window that reads within RA_ADAPT_GAIN_TIE of the fastest judged one. */
 const RaPerf *ra_adapt_perf_best(const RaModel *m);
+/*
+ * A window above kb was judged (RA_ADAPT_SAMPLES intervals or more): the
+ * measurements decide about it, not growth. One measured once is not: a
+ * random cut right after a scan's first interval under it would otherwise
+ * leave the scans that follow under the cut for good (ra_adapt_perf_best()
+ * ignores it, and neither the model nor a trial would go up to it).
+ */
 bool ra_adapt_perf_has_above(const RaModel *m, uint32_t kb);
 
 /*
