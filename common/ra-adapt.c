@@ -246,7 +246,7 @@ static bool model_tells(const RaObservation *o, const RaAdaptLimits *l) {
  * Growth the cost model is sure of (ra-adapt-cost.h): taken on the first
  * busy interval that shows it, without the confirmation, the dwell or a
  * trial that growth on throughput alone needs. A window above the one in
- * force measured already is the measurements' to judge.
+ * force judged already (ra_adapt_perf_has_above()) is the measurements' to judge.
  */
 static uint32_t model_target(const RaModel *m, const RaObservation *o, const RaAdaptLimits *l,
                              char reason[static RA_REASON_MAX]) {

@@ -71,7 +71,7 @@
  * the seconds of the random streak's busy intervals, the latest weighing
  * most (each twice the one before it): 50 mmap faults a second of 1 MiB on
  * a 7200 rpm disk waste a third to two thirds of its time and are cut on
- * the intervals that confirm them, ten scattered reads at boot waste
+ * the first busy interval (RA_ADAPT_CUT_WASTE_MS), ten scattered reads at boot waste
  * milliseconds and never are. Counting only intervals whose random reads
  * come RA_ADAPT_RANDOM_PER_FILE or more to each file read: programs
  * starting (a boot, a shell script) read a few scattered pages of each of

@@ -859,9 +859,11 @@ START_TEST(test_policy_settles) {
         kb = run_policy("mmap-rand.raw", 1024, 10, NULL, &m);
         ck_assert_uint_eq(kb, 4);
         ck_assert_int_eq(m.set_by, RA_WORKLOAD_RANDOM);
-        /* A scan afterwards takes it up again, but not on fewer intervals than set it. */
-        ck_assert_uint_ge(m.set_strength, 1);
-        kb = run_policy("dd.raw", kb, m.set_strength, NULL, &m);
+        /*
+         * A scan afterwards takes it up again, but not on its first interval
+         * (test_policy_strength tests the reversal rule itself).
+         */
+        kb = run_policy("dd.raw", kb, 1, NULL, &m);
         ck_assert_uint_eq(kb, 4);
         kb = run_policy("dd.raw", kb, 80, NULL, &m);
         ck_assert_uint_ge(kb, 2048);
