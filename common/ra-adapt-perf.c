@@ -5,6 +5,11 @@
 
 #include "ra-adapt-perf.h"
 
+/* Read under for RA_ADAPT_SAMPLES intervals or more: its throughput counts. */
+static bool judged(const RaPerf *p) {
+        return p->samples >= RA_ADAPT_SAMPLES;
+}
+
 RaPerf *ra_adapt_perf_find(RaModel *m, uint32_t kb) {
         for (size_t i = 0; i < m->n_perf; i++)
                 if (m->perf[i].kb == kb)
@@ -15,7 +20,7 @@ RaPerf *ra_adapt_perf_find(RaModel *m, uint32_t kb) {
 bool ra_adapt_perf_judged(RaModel *m, uint32_t kb) {
         const RaPerf *p = ra_adapt_perf_find(m, kb);
 
-        return p && p->samples >= RA_ADAPT_SAMPLES;
+        return p && judged(p);
 }
 
 void ra_adapt_perf_record(RaModel *m, uint32_t kb, double bytes_per_sec) {
@@ -42,7 +47,7 @@ double ra_adapt_perf_fastest(const RaModel *m) {
         double fastest = 0;
 
         for (size_t i = 0; i < m->n_perf; i++)
-                if (m->perf[i].samples >= RA_ADAPT_SAMPLES && m->perf[i].bytes_per_sec > fastest)
+                if (judged(&m->perf[i]) && m->perf[i].bytes_per_sec > fastest)
                         fastest = m->perf[i].bytes_per_sec;
         return fastest;
 }
@@ -52,8 +57,7 @@ const RaPerf *ra_adapt_perf_best(const RaModel *m) {
         const RaPerf *best = NULL;
 
         for (size_t i = 0; i < m->n_perf; i++)
-                if (m->perf[i].samples >= RA_ADAPT_SAMPLES &&
-                    m->perf[i].bytes_per_sec >= RA_ADAPT_GAIN_TIE * fastest &&
+                if (judged(&m->perf[i]) && m->perf[i].bytes_per_sec >= RA_ADAPT_GAIN_TIE * fastest &&
                     (!best || m->perf[i].kb < best->kb))
                         best = &m->perf[i];
         return best;
@@ -61,7 +65,7 @@ const RaPerf *ra_adapt_perf_best(const RaModel *m) {
 
 bool ra_adapt_perf_has_above(const RaModel *m, uint32_t kb) {
         for (size_t i = 0; i < m->n_perf; i++)
-                if (m->perf[i].kb > kb && m->perf[i].samples >= RA_ADAPT_SAMPLES)
+                if (m->perf[i].kb > kb && judged(&m->perf[i]))
                         return true;
         return false;
 }
@@ -91,7 +95,7 @@ void ra_adapt_perf_trial_kept(RaModel *m) {
         const RaPerf *trial = ra_adapt_perf_find(m, m->trial_kb),
                      *from = ra_adapt_perf_find(m, m->trial_from_kb);
 
-        if (from && from->samples >= RA_ADAPT_SAMPLES && from->bytes_per_sec > 0)
+        if (from && judged(from) && from->bytes_per_sec > 0)
                 ra_reason_format(m->reason,
                                  "Files opened under %" PRIu32 " KiB read %.0f%% as fast as with %" PRIu32
                                  " KiB (%.1f MB/s), so %" PRIu32 " KiB stays.",
