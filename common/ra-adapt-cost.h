@@ -49,6 +49,27 @@
 #define RA_ADAPT_GROW_BUSY_PERCENT 10
 
 /*
+ * Streams that take turns on a disk whose head moves (a media server's
+ * clients, a backup beside a build) pay a jump each time the disk goes back
+ * to one after another's request: a window of W costs a command, the jump
+ * and W / B, and a window twice as large takes half the turns. The turns
+ * are counted on the block requests (RaTraceSummary.switches), at most one
+ * a window, and what each costs is timed on the disk's own requests that
+ * jumped (RaCalibTurns): their time less their commands and transfer by the
+ * model (measured, or else assumed: a slower transfer than a disk's, so
+ * the jump is rather underestimated). A turn that costs under
+ * RA_ADAPT_TURN_MIN_US is no jump (a "rotational" device that is not, a
+ * disk answering from its cache), and the model alone decides. The window
+ * wanted is the smallest doubling whose command and turn cost at most 5 %
+ * of a window's time, as for commands alone. Measured: bench/devmodel's
+ * hdd-7200 read by four streams in turns (the user suite's pdd-multi) reads
+ * 44 MB/s at 512 KiB, a window each 11.9 ms of which its 512 KiB take
+ * 2.6 ms at the 205 MB/s one stream reads (9.3 ms a turn), 87 at 2048 and
+ * 109 at 8192.
+ */
+#define RA_ADAPT_TURN_MIN_US 1000
+
+/*
  * The device's cost model: what was measured of it (at two sizes or more,
  * or given), or what is assumed of its kind.
  */
@@ -62,11 +83,12 @@ void ra_adapt_cost_model(const RaAdaptLimits *l, RaCalib *ret);
 bool ra_adapt_cost_sure(const RaAdaptLimits *l);
 
 /*
- * The model is sure (above) and tells what windows are worth to an interval
- * of seconds whose sequential reads made reads windows (or requests) of
- * bytes in all: they cost the device RA_ADAPT_GROW_BUSY_PERCENT of it.
+ * The model tells what windows are worth to the interval o whose
+ * sequential reads made reads windows (or requests) of bytes in all: it is
+ * sure (above), or the disk's turns were timed (RA_ADAPT_TURN_MIN_US), and
+ * the reads cost the device RA_ADAPT_GROW_BUSY_PERCENT of the interval.
  */
-bool ra_adapt_cost_tells(const RaAdaptLimits *l, uint64_t reads, uint64_t bytes, double seconds);
+bool ra_adapt_cost_tells(const RaAdaptLimits *l, const RaObservation *o, uint64_t reads, uint64_t bytes);
 
 /*
  * The device's time the interval's random reads spent on their windows:
@@ -81,5 +103,6 @@ double ra_adapt_cost_random_waste_usec(const RaObservation *o, const RaAdaptLimi
  * hi_kb (see RA_ADAPT_GROW_PERCENT), with the reason for it; 0 when the
  * model cannot tell, or no larger window saves enough.
  */
-uint32_t ra_adapt_cost_grow_kb(const RaAdaptLimits *l, uint64_t reads, uint64_t bytes, double seconds,
-                               uint32_t cur_kb, uint32_t hi_kb, char reason[static RA_REASON_MAX]);
+uint32_t ra_adapt_cost_grow_kb(const RaAdaptLimits *l, const RaObservation *o, uint64_t reads,
+                               uint64_t bytes, uint32_t cur_kb, uint32_t hi_kb,
+                               char reason[static RA_REASON_MAX]);

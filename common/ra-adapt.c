@@ -238,8 +238,8 @@ static bool can_grow(const RaModel *m, const RaObservation *o, const RaAdaptLimi
 /* The cost model tells what windows are worth to the interval's sequential reads (ra-adapt-cost.h). */
 static bool model_tells(const RaObservation *o, const RaAdaptLimits *l) {
         if (paged(o))
-                return ra_adapt_cost_tells(l, o->pcache.seq_reads, o->pcache.seq_bytes, o->rates.seconds);
-        return ra_adapt_cost_tells(l, o->trace.requests, o->trace.bytes, o->rates.seconds);
+                return ra_adapt_cost_tells(l, o, o->pcache.seq_reads, o->pcache.seq_bytes);
+        return ra_adapt_cost_tells(l, o, o->trace.requests, o->trace.bytes);
 }
 
 /*
@@ -258,11 +258,11 @@ static uint32_t model_target(const RaModel *m, const RaObservation *o, const RaA
         if (m->waste_at > 0 && m->busy - m->waste_at <= RA_ADAPT_RECENT)
                 hi = clamp_to_limits(STEP_UP_FROM_KB, l);
         if (paged(o))
-                kb = ra_adapt_cost_grow_kb(l, o->pcache.seq_reads, o->pcache.seq_bytes, o->rates.seconds,
-                                           o->window_kb, hi, reason);
+                kb = ra_adapt_cost_grow_kb(l, o, o->pcache.seq_reads, o->pcache.seq_bytes, o->window_kb, hi,
+                                           reason);
         else
-                kb = ra_adapt_cost_grow_kb(l, o->trace.requests, o->trace.bytes, o->rates.seconds,
-                                           o->window_kb, hi, reason);
+                kb = ra_adapt_cost_grow_kb(l, o, o->trace.requests, o->trace.bytes, o->window_kb, hi,
+                                           reason);
         return kb > 0 ? clamp_to_limits(kb, l) : 0;
 }
 

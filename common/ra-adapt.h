@@ -208,6 +208,7 @@ typedef struct RaObservation {
         uint32_t window_kb;  /* read_ahead_kb during the interval */
         RaEvidence evidence; /* RA_EVIDENCE_READAHEAD or _FILEMAP: pcache holds what the page cache saw */
         RaPcacheSummary pcache;
+        RaCalibTurns turns; /* a disk whose head moves: its requests that jumped, timed */
 } RaObservation;
 
 /* What bounds the learned window of a device. */

@@ -76,6 +76,11 @@ static void add_streamed(RaCalibTrace *t, uint64_t sector, uint32_t kb, uint64_t
         } else {
                 uint64_t free_ns = issued_ns > t->last_done_ns ? issued_ns : t->last_done_ns;
 
+                if (time_ns > free_ns) {
+                        t->turns.n++;
+                        t->turns.nsec += time_ns - free_ns;
+                        t->turns.kb += kb;
+                }
                 if (kb <= 64 && time_ns > free_ns) {
                         t->jumps[t->n_jumps % RA_CALIB_TRACE_JUMPS] =
                                 (RaCalibSample){ .kb = kb, .nsec = time_ns - free_ns, .jump = true };
@@ -106,6 +111,11 @@ void ra_calib_trace_complete(RaCalibTrace *t, uint64_t sector, uint64_t time_ns)
                         add_sample(t, (RaCalibSample){ .kb = kb, .nsec = time_ns - issued });
                 return;
         }
+}
+
+void ra_calib_trace_take_turns(RaCalibTrace *t, RaCalibTurns *ret) {
+        *ret = t->turns;
+        t->turns = (RaCalibTurns){};
 }
 
 /* One read's time in a sample (a stream's is shared among its reads). */

@@ -222,6 +222,18 @@ const char *ra_calib_source_to_string(RaCalibSource s);
 #define RA_CALIB_TRACE_STREAM_KB 1024
 #define RA_CALIB_TRACE_JUMPS 15
 
+/*
+ * On such a disk, an interval's requests that jumped, of every size, each
+ * timed from when the head was free: what streams that take turns pay for
+ * each turn, a jump and the request's own command and transfer
+ * (ra-adapt-cost.h tells them apart).
+ */
+typedef struct RaCalibTurns {
+        uint64_t n;
+        uint64_t nsec;
+        uint64_t kb;
+} RaCalibTurns;
+
 typedef struct RaCalibTrace {
         struct {
                 uint64_t sector;
@@ -241,6 +253,7 @@ typedef struct RaCalibTrace {
         uint64_t last_done_ns;
         RaCalibSample jumps[RA_CALIB_TRACE_JUMPS]; /* a ring, n_jumps in all */
         uint64_t n_jumps;
+        RaCalibTurns turns; /* this interval's, see above */
 } RaCalibTrace;
 
 /* A read request of kb from sector issued at time_ns (the trace clock). */
@@ -248,6 +261,9 @@ void ra_calib_trace_issue(RaCalibTrace *t, uint64_t sector, uint32_t kb, uint64_
 
 /* The request that started at sector completed at time_ns; one never seen issued is ignored. */
 void ra_calib_trace_complete(RaCalibTrace *t, uint64_t sector, uint64_t time_ns);
+
+/* Hands out the interval's turns (above) and starts the next. */
+void ra_calib_trace_take_turns(RaCalibTrace *t, RaCalibTurns *ret);
 
 /*
  * The model from the classes that count (source RA_CALIB_TRACED, when

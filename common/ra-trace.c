@@ -373,7 +373,9 @@ void ra_trace_account_add(RaTraceAccount *a, const RaTraceEvent *e, uint32_t win
                 a->now.jumps++;
                 s = stalest;
                 *s = (RaTraceStream){ .used = true, .window_kb = window_kb };
-        }
+        } else if (s->last_seen + 1 < a->clock)
+                /* The request before was elsewhere: a disk's head came back to the stream. */
+                a->now.switches++;
         if (e->sector + e->nr_sectors > s->next_sector)
                 s->next_sector = e->sector + e->nr_sectors;
         s->last_seen = a->clock;

@@ -132,6 +132,7 @@ typedef struct RaTraceSummary {
         uint64_t requests;
         uint64_t bytes;
         uint64_t jumps;        /* requests that continued no stream */
+        uint64_t switches;     /* requests that went on with a stream after another's, or a jump */
         uint64_t readahead;    /* requests with the readahead flag */
         uint64_t window_bytes; /* read by streams that started under the current window */
         uint32_t request_kb;   /* mean size of the requests of the size class that moved the most bytes */

@@ -104,6 +104,10 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
         }
         ra_trace_account_take(trace, &ret->trace);
         ra_pcache_account_take(pcache, &ret->pcache);
+        if (peek)
+                ret->turns = d->costs.turns;
+        else
+                ra_calib_trace_take_turns(&d->costs, &ret->turns);
         if (!baseline && d->kind == RA_KIND_BDI && d->in.bdi.n_beneath == 0)
                 rates_from_pcache(&ret->pcache, &ret->rates);
         if (!peek) {

@@ -666,6 +666,64 @@ START_TEST(test_grow_on_model) {
 }
 END_TEST
 
+/*
+ * Four streams taking turns on a 7200 rpm disk never calibrated (the model
+ * assumed for a disk), as bench/devmodel's hdd-7200 reads the user suite's
+ * pdd-multi at 512 KiB: 84 windows a second, each 11.9 ms from when the
+ * head was free, of which 5 ms are its command and transfer by the model
+ * assumed: the rest is a jump at every turn. The window goes to the bounds'
+ * 8192 KiB on the first busy second, without a trial. One stream reading
+ * alone, and a "rotational" device whose turns cost no jump (2.2 ms for
+ * 512 KiB), are not grown on the model.
+ */
+static void turns_interval(uint32_t window_kb, uint64_t windows, uint64_t switches, double turn_ms,
+                           RaObservation *ret) {
+        sequential_interval(window_kb, windows, 4, ret);
+        ret->trace.switches = switches;
+        ret->turns = (RaCalibTurns){ .n = switches,
+                                     .nsec = (uint64_t) (switches * turn_ms * 1e6),
+                                     .kb = switches * window_kb };
+}
+
+START_TEST(test_grow_on_turns) {
+        RaAdaptLimits l = modelled(&(const RaCalib){}, true);
+        RaObservation o;
+        RaModel m = {};
+
+        turns_interval(512, 84, 80, 11.9, &o);
+        ck_assert(ra_adapt_update(&m, &o, &l));
+        ck_assert_uint_eq(m.learned_kb, 8192);
+        ck_assert_uint_eq(m.trial_kb, 0);
+        ck_assert_msg(strstr(m.reason, "take turns") && strstr(m.reason, "without a trial"), "%s", m.reason);
+
+        /* At 8192 KiB a turn is 7 % of a window's time: the bounds hold it there. */
+        for (unsigned i = 0; i < 30; i++) {
+                turns_interval(8192, 12, 12, 7 + 80, &o);
+                ck_assert(!ra_adapt_update(&m, &o, &l));
+        }
+        ck_assert_uint_eq(m.learned_kb, 8192);
+
+        /* One stream: no turn. */
+        m = (RaModel){};
+        turns_interval(512, 300, 0, 0, &o);
+        ck_assert(!ra_adapt_update(&m, &o, &l));
+        ck_assert_uint_eq(m.learned_kb, 0);
+
+        /* Turns that cost no jump: the head does not move. */
+        m = (RaModel){};
+        turns_interval(512, 400, 396, 2.2, &o);
+        ck_assert(!ra_adapt_update(&m, &o, &l));
+        ck_assert_uint_eq(m.learned_kb, 0);
+
+        /* Nor on a device that says it is flash. */
+        l = modelled(&(const RaCalib){}, false);
+        m = (RaModel){};
+        turns_interval(512, 84, 80, 11.9, &o);
+        ck_assert(!ra_adapt_update(&m, &o, &l));
+        ck_assert_uint_eq(m.learned_kb, 0);
+}
+END_TEST
+
 /* Random reads on the same device never grow it, however long they go on. */
 START_TEST(test_grow_not_on_random) {
         RaAdaptLimits l = modelled(&ctrl_calibrated, false);
@@ -867,6 +925,7 @@ int main(void) {
         tcase_add_test(tc, test_random_boot_keeps_default);
         tcase_add_test(tc, test_random_cheap_keeps_default);
         tcase_add_test(tc, test_grow_on_model);
+        tcase_add_test(tc, test_grow_on_turns);
         tcase_add_test(tc, test_grow_not_on_random);
         tcase_add_test(tc, test_grow_no_trial_when_sure);
         tcase_add_test(tc, test_peek_grows_when_sure);

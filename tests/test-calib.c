@@ -892,6 +892,48 @@ START_TEST(test_trace_disk_cache) {
 }
 END_TEST
 
+/*
+ * Requests that jumped on a disk whose head moves are the interval's turns,
+ * every size, each timed from when the head was free; a request that goes
+ * on from the last is none, and flash keeps none.
+ */
+START_TEST(test_trace_turns) {
+        RaCalibTrace t = { .streams = true };
+        RaCalibTurns turns;
+
+        /* Two streams in turns, 512 KiB each, issued together: 12 ms each from when the head was free. */
+        for (uint64_t i = 0; i < 4; i++) {
+                uint64_t at = 1000000000 + i * 24000000;
+
+                ra_calib_trace_issue(&t, 2048 + i * 1024, 512, at);
+                ra_calib_trace_issue(&t, 90000000 + i * 1024, 512, at);
+                ra_calib_trace_complete(&t, 2048 + i * 1024, at + 12000000);
+                ra_calib_trace_complete(&t, 90000000 + i * 1024, at + 24000000);
+        }
+        ra_calib_trace_take_turns(&t, &turns);
+        ck_assert_uint_eq(turns.n, 8);
+        ck_assert_uint_eq(turns.nsec, 8 * UINT64_C(12000000));
+        ck_assert_uint_eq(turns.kb, 8 * 512);
+        ra_calib_trace_take_turns(&t, &turns);
+        ck_assert_uint_eq(turns.n, 0);
+
+        /* One stream: its requests go on from the last, no turn. */
+        for (uint64_t i = 0; i < 4; i++) {
+                ra_calib_trace_issue(&t, 90000000 + 4 * 1024 + i * 1024, 512, 2000000000 + i * 3000000);
+                ra_calib_trace_complete(&t, 90000000 + 4 * 1024 + i * 1024,
+                                        2000000000 + i * 3000000 + 2600000);
+        }
+        ra_calib_trace_take_turns(&t, &turns);
+        ck_assert_uint_eq(turns.n, 0);
+
+        t = (RaCalibTrace){};
+        ra_calib_trace_issue(&t, 2048, 512, 1000);
+        ra_calib_trace_complete(&t, 2048, 2000000);
+        ra_calib_trace_take_turns(&t, &turns);
+        ck_assert_uint_eq(turns.n, 0);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("calib");
         TCase *tc = tcase_create("calib");
@@ -912,6 +954,7 @@ int main(void) {
         tcase_add_test(tc, test_trace_busy_queueing);
         tcase_add_test(tc, test_trace_queued_class_left_out);
         tcase_add_test(tc, test_trace_disk_cache);
+        tcase_add_test(tc, test_trace_turns);
         suite_add_tcase(s, tc);
         tc = tcase_create("safe");
         tcase_add_test(tc, test_unsafe_each_kind);

@@ -354,6 +354,7 @@ START_TEST(test_streams) {
         ra_trace_account_take(&a, &s);
         ck_assert_uint_eq(s.requests, 10);
         ck_assert_uint_eq(s.jumps, 1); /* the stream's start */
+        ck_assert_uint_eq(s.switches, 0);
         ck_assert_uint_eq(s.bytes, 10 * 256 * 512);
         ck_assert_uint_eq(s.readahead, 10);
         ck_assert_uint_eq(s.request_kb, 128);
@@ -378,6 +379,8 @@ START_TEST(test_interleaved) {
         ra_trace_account_take(&a, &s);
         ck_assert_uint_eq(s.requests, 80);
         ck_assert_uint_eq(s.jumps, 4);
+        /* Each request after the first four goes back to a stream another left. */
+        ck_assert_uint_eq(s.switches, 76);
 }
 END_TEST
 
@@ -394,6 +397,7 @@ START_TEST(test_reordered) {
         ra_trace_account_take(&a, &s);
         ck_assert_uint_eq(s.requests, 20);
         ck_assert_uint_eq(s.jumps, 1);
+        ck_assert_uint_eq(s.switches, 0);
 
         /* Far from it, a read is a jump. */
         add(&a, 1000 + 20 * 240 + 4096 * 2 + 1, 8, 2048);
