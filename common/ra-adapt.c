@@ -174,9 +174,22 @@ static uint32_t random_target(const RaModel *m, const RaObservation *o, const Ra
         const RaPcacheSummary *p = &o->pcache;
         uint32_t target = clamp_to_limits(RA_KB_MIN, l), floor_kb = clamp_to_limits(default_kb(l), l);
         double share = m->busy_usec > 0 ? m->waste_usec / m->busy_usec : 0;
+        bool scans = m->scan_at > 0 && m->busy - m->scan_at <= RA_ADAPT_RECENT;
 
         if (o->window_kb <= target || !random_wastes(o, l))
                 return 0;
+        /* Streams filled their windows a moment ago: their files would open under the cut. */
+        if (scans && target < floor_kb) {
+                if (o->window_kb <= floor_kb)
+                        return 0;
+                ra_reason_format(reason,
+                                 "Random reads dominate and their %" PRIu32
+                                 " KiB windows waste, but sequential streams filled theirs %u busy seconds "
+                                 "ago (scans and lookups taking turns): no lower than the kernel's default, "
+                                 "%" PRIu32 " KiB, which neither reads badly.",
+                                 o->window_kb, m->busy - m->scan_at, floor_kb);
+                return floor_kb;
+        }
         if (o->evidence >= RA_EVIDENCE_FILEMAP) {
                 bool costly = random_costly(m);
 
@@ -221,18 +234,22 @@ static uint32_t random_target(const RaModel *m, const RaObservation *o, const Ra
         return target;
 }
 
-/* Requests fill the window (or the largest request), and a larger window is allowed and untried. */
+/*
+ * Requests fill the window (or the largest request): files whose reading
+ * reaches the window they run under would read more at once with a larger one.
+ */
+static bool fills_windows(const RaObservation *o, const RaAdaptLimits *l) {
+        if (paged(o))
+                return o->pcache.full_bytes * 5 >= o->pcache.seq_bytes;
+        return o->trace.request_kb >= WINDOW_BOUND * request_limit_kb(o->window_kb, l->max_sectors_kb);
+}
+
+/* Requests fill the window, and a larger window is allowed and untried. */
 static bool can_grow(const RaModel *m, const RaObservation *o, const RaAdaptLimits *l) {
         uint32_t cur = o->window_kb;
 
-        /* Files whose reading reaches the window they run under would read more at once with a larger one.
-         */
-        if (paged(o))
-                return o->pcache.full_bytes * 5 >= o->pcache.seq_bytes &&
-                       cur < clamp_to_limits(RA_KB_LIMIT, l) && !ra_adapt_perf_has_above(m, cur);
-
-        return o->trace.request_kb >= WINDOW_BOUND * request_limit_kb(cur, l->max_sectors_kb) &&
-               cur < clamp_to_limits(RA_KB_LIMIT, l) && !ra_adapt_perf_has_above(m, cur);
+        return fills_windows(o, l) && cur < clamp_to_limits(RA_KB_LIMIT, l) &&
+               !ra_adapt_perf_has_above(m, cur);
 }
 
 /* The cost model tells what windows are worth to the interval's sequential reads (ra-adapt-cost.h). */
@@ -401,6 +418,8 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         m->pending_count++;
         m->since_change++;
         m->busy++;
+        if (c == RA_WORKLOAD_SEQUENTIAL && fills_windows(o, l))
+                m->scan_at = m->busy;
         if (c == RA_WORKLOAD_RANDOM && random_wastes(o, l)) {
                 m->waste_at = m->busy;
                 /*

@@ -130,7 +130,12 @@
 #define RA_ADAPT_PERF_SLOTS 16
 /* A reversal needs at most this many intervals more than RA_ADAPT_CONFIRM. */
 #define RA_ADAPT_STRENGTH_MAX 10
-/* Random waste this many busy intervals ago or less holds trials at the kernel's default. */
+/*
+ * Random waste this many busy intervals ago or less holds trials at the
+ * kernel's default; streams that filled their windows this recently hold
+ * random cuts there (scans and lookups taking turns meet at the default:
+ * each phase's files open under what the other left).
+ */
 #define RA_ADAPT_RECENT 30
 /*
  * The share of the busy seconds that windows wasted on random reads must
@@ -241,6 +246,7 @@ typedef struct RaModel {
         RaEvidence evidence;       /* what the latest busy interval was judged from */
         unsigned busy;             /* busy intervals seen */
         unsigned waste_at;         /* busy when random reads last wasted windows; 0: never */
+        unsigned scan_at;          /* busy when sequential streams last filled their windows; 0: never */
         uint64_t random_reads;     /* page-cache evidence of the random class being confirmed: reads */
         unsigned random_intervals; /* that wasted windows over this many intervals dense enough to count, */
         double waste_usec;         /* the device's time the windows cost, and the busy time of those */
