@@ -66,6 +66,10 @@ static double turn_usec(const RaObservation *o, const RaAdaptLimits *l, const Ra
 
         if (!l->rotational || t->n == 0 || o->trace.switches == 0)
                 return 0;
+        /* A measured jump that is no seek (ra_calib_prior()): the head does not move. */
+        if (ra_adapt_cost_sure(l) && l->calib.jump_us > 0 &&
+            l->calib.jump_us < RA_ADAPT_TURN_MIN_US + 2 * l->calib.command_us)
+                return 0;
         own = (double) t->n * model->command_us + (double) t->kb * 1e6 / model->bandwidth_kb_s;
         jump = ((double) t->nsec / 1e3 - own) / (double) t->n;
         return jump >= RA_ADAPT_TURN_MIN_US ? jump : 0;
@@ -83,6 +87,7 @@ typedef struct Account {
 static bool account(const RaAdaptLimits *l, const RaObservation *o, uint64_t reads, uint64_t bytes,
                     uint32_t cur_kb, Account *ret) {
         double windows = (double) bytes / 1024 / (cur_kb > 0 ? cur_kb : 1);
+        bool turns_tell;
 
         if (reads == 0 || o->rates.seconds <= 0)
                 return false;
@@ -91,8 +96,13 @@ static bool account(const RaAdaptLimits *l, const RaObservation *o, uint64_t rea
         ret->turns = (double) o->trace.switches < windows ? (double) o->trace.switches : windows;
         ret->per_window_us = ret->model.command_us + (windows > 0 ? ret->turns / windows * ret->turn_us : 0);
         ret->busy_us = busy_usec(&ret->model, reads, bytes) + ret->turns * ret->turn_us;
-        /* A model measured, or turns timed on the device's own requests. */
-        return (ra_adapt_cost_sure(l) || ret->turn_us > 0) &&
+        /*
+         * A model measured, or turns timed on the device's own requests that cost
+         * the reads a share worth a window's growth: a few turns an interval on a
+         * disk never calibrated leave it to a trial, as before.
+         */
+        turns_tell = ret->turns * ret->turn_us * 100 >= RA_ADAPT_GROW_PERCENT * ret->busy_us;
+        return (ra_adapt_cost_sure(l) || (ret->turn_us > 0 && turns_tell)) &&
                ret->busy_us * 100 >= RA_ADAPT_GROW_BUSY_PERCENT * o->rates.seconds * 1e6;
 }
 

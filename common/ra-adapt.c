@@ -178,17 +178,25 @@ static uint32_t random_target(const RaModel *m, const RaObservation *o, const Ra
 
         if (o->window_kb <= target || !random_wastes(o, l))
                 return 0;
-        /* Streams filled their windows a moment ago: their files would open under the cut. */
-        if (scans && target < floor_kb) {
-                if (o->window_kb <= floor_kb)
+        /*
+         * Streams filled their windows a moment ago: their files would open under the
+         * cut. It stops where trials do then (STEP_UP_FROM_KB), or at the kernel's
+         * default if that is less (a RAID's 2 x io_opt can be megabytes).
+         */
+        if (scans && target < STEP_UP_FROM_KB) {
+                uint32_t scan_floor =
+                        floor_kb < STEP_UP_FROM_KB ? floor_kb : clamp_to_limits(STEP_UP_FROM_KB, l);
+
+                if (o->window_kb <= scan_floor)
                         return 0;
-                ra_reason_format(reason,
-                                 "Random reads dominate and their %" PRIu32
-                                 " KiB windows waste, but sequential streams filled theirs %u busy seconds "
-                                 "ago (scans and lookups taking turns): no lower than the kernel's default, "
-                                 "%" PRIu32 " KiB, which neither reads badly.",
-                                 o->window_kb, m->busy - m->scan_at, floor_kb);
-                return floor_kb;
+                ra_reason_format(
+                        reason,
+                        "Random reads dominate and their %" PRIu32
+                        " KiB windows waste, but sequential streams filled theirs %u busy intervals "
+                        "ago (scans and lookups taking turns): no lower than %" PRIu32
+                        " KiB, which neither reads badly.",
+                        o->window_kb, m->busy - m->scan_at, scan_floor);
+                return scan_floor;
         }
         if (o->evidence >= RA_EVIDENCE_FILEMAP) {
                 bool costly = random_costly(m);

@@ -126,13 +126,15 @@ static double per_read_nsec(const RaCalibSample *s) {
 /*
  * Whether class j's fastest read (the larger) could be the device's beside
  * class i's: a read of more costs no less, and no more than as many times
- * the smaller's time as it is larger (a command and a transfer each).
+ * the smaller's time as it is larger (a command and a transfer each), give
+ * or take a quarter (where a command costs next to nothing, every class
+ * reads at the same rate, and only timing noise would tell them apart).
  * Returns the class that only queueing explains, or -1 when both can be.
  */
 static int queued_of(const RaCalibSample *i, const RaCalibSample *j) {
-        if (per_read_nsec(j) * i->kb > per_read_nsec(i) * j->kb)
+        if (per_read_nsec(j) * i->kb > 1.25 * per_read_nsec(i) * j->kb)
                 return 1;
-        if (per_read_nsec(j) < per_read_nsec(i))
+        if (1.25 * per_read_nsec(j) < per_read_nsec(i))
                 return 0;
         return -1;
 }

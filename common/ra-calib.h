@@ -194,7 +194,8 @@ const char *ra_calib_source_to_string(RaCalibSource s);
  * class counts once RA_CALIB_TRACE_MIN of its requests completed: one
  * alone is as likely to have waited as not. A class whose fastest read
  * no device could make beside a smaller class's (slower per KiB than it;
- * or a smaller class's slower than it, in time) has only been seen queued,
+ * or a smaller class's slower than it, in time; by a quarter or more, as
+ * timing noise would not) has only been seen queued,
  * and is left out of the fit until a faster read of it comes: four readers
  * of the bench's ssd-ctrl (250 us a command) queued every 64 KiB request
  * behind others at first, and the two classes fitted "0 us a command,

@@ -368,14 +368,22 @@ void ra_trace_account_add(RaTraceAccount *a, const RaTraceEvent *e, uint32_t win
                         stalest = t;
         }
 
-        /* A jump starts a stream, which reads with the window it found at its start. */
+        /*
+         * A jump starts a stream, which reads with the window it found at its start.
+         * Streams that take turns: the request before went on with another stream,
+         * a turn a larger window makes rarer. One after a jump (a random read, a
+         * file's metadata) is none: a larger window does not make those fewer.
+         */
         if (!s) {
                 a->now.jumps++;
                 s = stalest;
                 *s = (RaTraceStream){ .used = true, .window_kb = window_kb };
-        } else if (s->last_seen + 1 < a->clock)
-                /* The request before was elsewhere: a disk's head came back to the stream. */
-                a->now.switches++;
+                a->went_on = false;
+        } else {
+                if (s->last_seen + 1 < a->clock && a->went_on)
+                        a->now.switches++;
+                a->went_on = true;
+        }
         if (e->sector + e->nr_sectors > s->next_sector)
                 s->next_sector = e->sector + e->nr_sectors;
         s->last_seen = a->clock;

@@ -132,7 +132,7 @@ typedef struct RaTraceSummary {
         uint64_t requests;
         uint64_t bytes;
         uint64_t jumps;        /* requests that continued no stream */
-        uint64_t switches;     /* requests that went on with a stream after another's, or a jump */
+        uint64_t switches;     /* requests that went on with a stream right after another stream's */
         uint64_t readahead;    /* requests with the readahead flag */
         uint64_t window_bytes; /* read by streams that started under the current window */
         uint32_t request_kb;   /* mean size of the requests of the size class that moved the most bytes */
@@ -142,6 +142,7 @@ typedef struct RaTraceSummary {
 typedef struct RaTraceAccount {
         RaTraceStream streams[RA_TRACE_STREAMS];
         uint64_t clock;
+        bool went_on; /* the last request went on with a stream (it was no jump) */
         RaTraceSummary now;
         uint64_t size_bytes[RA_TRACE_SIZE_BUCKETS];
         uint64_t size_count[RA_TRACE_SIZE_BUCKETS];

@@ -696,18 +696,36 @@ START_TEST(test_grow_on_turns) {
         ck_assert_uint_eq(m.trial_kb, 0);
         ck_assert_msg(strstr(m.reason, "take turns") && strstr(m.reason, "without a trial"), "%s", m.reason);
 
-        /* At 8192 KiB a turn is 7 % of a window's time: the bounds hold it there. */
+        /*
+         * Under a bound of 16 MiB, 8192 KiB stays: a turn is 8 % of a window's
+         * time there (7 of 87 ms), and 16384 KiB would save 4 % of the reads' time.
+         */
+        l.bounds.max_kb = 16384;
         for (unsigned i = 0; i < 30; i++) {
                 turns_interval(8192, 12, 12, 7 + 80, &o);
                 ck_assert(!ra_adapt_update(&m, &o, &l));
         }
         ck_assert_uint_eq(m.learned_kb, 8192);
+        ck_assert_uint_eq(m.trial_kb, 0);
+        l.bounds.max_kb = 8192;
 
         /* One stream: no turn. */
         m = (RaModel){};
         turns_interval(512, 300, 0, 0, &o);
         ck_assert(!ra_adapt_update(&m, &o, &l));
         ck_assert_uint_eq(m.learned_kb, 0);
+
+        /*
+         * One stream the disk leaves five times a second (4 % of its time in
+         * turns): too little for the turns to say anything, so a trial, as on
+         * a disk never calibrated.
+         */
+        m = (RaModel){};
+        for (unsigned i = 0; i < 30 && m.trial_kb == 0; i++) {
+                turns_interval(128, 900, 5, 11.9, &o);
+                (void) ra_adapt_update(&m, &o, &l);
+        }
+        ck_assert_uint_eq(m.trial_kb, 512);
 
         /* Turns that cost no jump: the head does not move. */
         m = (RaModel){};
@@ -893,6 +911,14 @@ START_TEST(test_random_after_scan_keeps_default) {
         ck_assert_uint_eq(lowest, 128);
         ck_assert_msg(strstr(m.reason, "sequential streams filled theirs"), "%s", m.reason);
         ck_assert_uint_le(run_random(&l, w, 1100, 1, 5, NULL, &m), 16);
+
+        /* A RAID whose kernel default is 4 MiB (2 x io_opt): the cut still stops at 128 KiB. */
+        l.default_kb = 4096;
+        m = (RaModel){};
+        sequential_interval(4096, 60, 1, &o);
+        (void) ra_adapt_update(&m, &o, &l);
+        ck_assert_uint_eq(run_random(&l, 4096, 100, 1, 3, NULL, &m), 128);
+        l.default_kb = 0;
 
         /* Streams that did not fill their windows (a program's few files) hold nothing. */
         m = (RaModel){};

@@ -379,8 +379,11 @@ START_TEST(test_interleaved) {
         ra_trace_account_take(&a, &s);
         ck_assert_uint_eq(s.requests, 80);
         ck_assert_uint_eq(s.jumps, 4);
-        /* Each request after the first four goes back to a stream another left. */
-        ck_assert_uint_eq(s.switches, 76);
+        /*
+         * Each request after the first five goes back to a stream right after
+         * another stream's request; the fifth follows the fourth stream's start, a jump.
+         */
+        ck_assert_uint_eq(s.switches, 75);
 }
 END_TEST
 
@@ -403,6 +406,12 @@ START_TEST(test_reordered) {
         add(&a, 1000 + 20 * 240 + 4096 * 2 + 1, 8, 2048);
         ra_trace_account_take(&a, &s);
         ck_assert_uint_eq(s.jumps, 1);
+
+        /* The stream going on after it took no turn: the jump did. */
+        add(&a, 1000 + 20 * 240, 240, 2048);
+        ra_trace_account_take(&a, &s);
+        ck_assert_uint_eq(s.jumps, 0);
+        ck_assert_uint_eq(s.switches, 0);
 }
 END_TEST
 
