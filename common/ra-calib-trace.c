@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <string.h>
 
 #include "ra-calib.h"
 #include "ra-macro.h"
@@ -118,54 +117,14 @@ void ra_calib_trace_take_turns(RaCalibTrace *t, RaCalibTurns *ret) {
         t->turns = (RaCalibTurns){};
 }
 
-/* One read's time in a sample (a stream's is shared among its reads). */
-static double per_read_nsec(const RaCalibSample *s) {
-        return (double) s->nsec / (s->reads > 1 ? s->reads : 1);
-}
-
-/*
- * Whether class j's fastest read (the larger) could be the device's beside
- * class i's: a read of more costs no less, and no more than as many times
- * the smaller's time as it is larger (a command and a transfer each), give
- * or take a quarter (where a command costs next to nothing, every class
- * reads at the same rate, and only timing noise would tell them apart).
- * Returns the class that only queueing explains, or -1 when both can be.
- */
-static int queued_of(const RaCalibSample *i, const RaCalibSample *j) {
-        if (per_read_nsec(j) * i->kb > 1.25 * per_read_nsec(i) * j->kb)
-                return 1;
-        if (1.25 * per_read_nsec(j) < per_read_nsec(i))
-                return 0;
-        return -1;
-}
-
 int ra_calib_trace_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret) {
         RaCalibSample s[RA_CALIB_TRACE_CLASSES + RA_CALIB_TRACE_JUMPS];
         size_t n = 0;
         int r;
 
-        /*
-         * Each class's fastest read, smallest first, less those that only
-         * queueing explains (ra-calib.h): each is checked against those kept
-         * before it, and a smaller one slower than it gives way.
-         */
-        for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++) {
-                const RaCalibSample *f = &t->fastest[k];
-                bool keep = t->count[k] >= RA_CALIB_TRACE_MIN;
-
-                for (size_t i = 0; keep && i < n;) {
-                        int q = queued_of(&s[i], f);
-
-                        keep = q != 1;
-                        if (q == 0) {
-                                memmove(&s[i], &s[i + 1], (n - i - 1) * sizeof(*s));
-                                n--;
-                        } else
-                                i++;
-                }
-                if (keep)
-                        s[n++] = *f;
-        }
+        for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++)
+                if (t->count[k] >= RA_CALIB_TRACE_MIN)
+                        s[n++] = t->fastest[k];
         t->changed = false;
         if (n == 0)
                 return -ENODATA;

@@ -192,15 +192,7 @@ const char *ra_calib_source_to_string(RaCalibSource s);
  * calibration's: 4, 16, 64, 256, 1024, 4096 KiB, each class the sizes up to
  * the next), fitted as the calibration's reads are (ra_calib_fit()). A
  * class counts once RA_CALIB_TRACE_MIN of its requests completed: one
- * alone is as likely to have waited as not. A class whose fastest read
- * no device could make beside a smaller class's (slower per KiB than it;
- * or a smaller class's slower than it, in time; by a quarter or more, as
- * timing noise would not) has only been seen queued,
- * and is left out of the fit until a faster read of it comes: four readers
- * of the bench's ssd-ctrl (250 us a command) queued every 64 KiB request
- * behind others at first, and the two classes fitted "0 us a command,
- * 22 MiB/s", a model sure of itself that let no window grow. No jump is
- * measured.
+ * alone is as likely to have waited as not. No jump is measured.
  */
 #define RA_CALIB_TRACE_CLASSES 6
 #define RA_CALIB_TRACE_MIN 4

@@ -760,77 +760,6 @@ START_TEST(test_trace_busy_queueing) {
 END_TEST
 
 /*
- * Four readers queued on seed 004's SSD behind a controller (250 us a
- * command, 270 MB/s, one command at a time): their 16 KiB requests (what a
- * reader's first read after an open makes) come when the device is idle,
- * their 64 KiB ones always behind three others. The 64 KiB class's fastest
- * then reads at about a fifth of what the 16 KiB class does, which no
- * device that pays a command and a transfer can: a larger read costs at
- * most as many times the smaller's time as it is larger. Fitted, the two
- * made "0 us a command, 22 MiB/s" on the bench's ssd-ctrl, a model sure of
- * itself that let no window grow. The class that only queueing explains is
- * left out until a faster read of it comes.
- */
-START_TEST(test_trace_queued_class_left_out) {
-        const uint64_t small = 250000 + (uint64_t) (16 * 1024 / (270 * MB) * 1e9);
-        const uint64_t large = 250000 + (uint64_t) (64 * 1024 / (270 * MB) * 1e9);
-        RaCalibTrace t = {};
-        uint64_t now = 1000000, sector = 2048;
-        RaCalib c;
-
-        for (int i = 0; i < 8; i++) {
-                /* Alone: 308 us. */
-                ra_calib_trace_issue(&t, sector, 16, now);
-                ra_calib_trace_complete(&t, sector, now + small);
-                sector += 1000;
-                now += 10 * small;
-                /* Behind three others of 64 KiB: 1.9 ms before it starts. */
-                ra_calib_trace_issue(&t, sector, 64, now);
-                ra_calib_trace_complete(&t, sector, now + 4 * large);
-                sector += 1000;
-                now += 10 * large;
-        }
-        ck_assert_uint_eq(t.count[1], 8);
-        ck_assert_uint_eq(t.count[2], 8);
-        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
-        ck_assert_uint_eq(c.n_points, 1);
-        ck_assert_uint_eq(c.points[0].kb, 16);
-        ck_assert_uint_eq(c.command_us, 0);
-
-        /* One 64 KiB request alone: the class counts, and the model is the device's. */
-        ra_calib_trace_issue(&t, sector, 64, now);
-        ra_calib_trace_complete(&t, sector, now + large);
-        ck_assert(t.changed);
-        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
-        ck_assert_uint_eq(c.n_points, 2);
-        ck_assert_uint_ge(c.command_us, 245);
-        ck_assert_uint_le(c.command_us, 255);
-        ck_assert_uint_ge(c.bandwidth_kb_s, (uint32_t) (270 * MB / 1024 * 0.98));
-        ck_assert_uint_le(c.bandwidth_kb_s, (uint32_t) (270 * MB / 1024 * 1.02));
-
-        /* A smaller class slower than a larger one has only been seen queued: it is the one left out. */
-        t = (RaCalibTrace){};
-        for (int i = 0; i < 4; i++) {
-                ra_calib_trace_issue(&t, sector, 4, now);
-                ra_calib_trace_complete(&t, sector, now + 3 * large);
-                sector += 1000;
-                ra_calib_trace_issue(&t, sector, 16, now + 4 * large);
-                ra_calib_trace_complete(&t, sector, now + 4 * large + small);
-                sector += 1000;
-                ra_calib_trace_issue(&t, sector, 64, now + 5 * large);
-                ra_calib_trace_complete(&t, sector, now + 6 * large);
-                sector += 1000;
-                now += 10 * large;
-        }
-        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
-        ck_assert_uint_eq(c.n_points, 2);
-        ck_assert_uint_eq(c.points[0].kb, 16);
-        ck_assert_uint_eq(c.points[1].kb, 64);
-        ck_assert_uint_ge(c.command_us, 245);
-}
-END_TEST
-
-/*
  * A 7200 rpm disk's stream with its own cache: the media reads on from the
  * first request at mb_s (reading ahead without end here), the bus answers
  * at bus_mb_s, and the reader issues each 512 KiB request gap_us after the
@@ -952,7 +881,6 @@ int main(void) {
         tcase_add_test(tc, test_fit_hdd_streams);
         tcase_add_test(tc, test_trace_calibration_curve);
         tcase_add_test(tc, test_trace_busy_queueing);
-        tcase_add_test(tc, test_trace_queued_class_left_out);
         tcase_add_test(tc, test_trace_disk_cache);
         tcase_add_test(tc, test_trace_turns);
         suite_add_tcase(s, tc);
