@@ -57,7 +57,10 @@ grep -qE "^$flash: calibrated with [0-9]+ direct reads" "$T/daemon.log" || ra_fa
 [[ $(ra_property "$flash" reason) == Calibrated:* ]] || ra_fail "$flash: reason $(ra_property "$flash" reason)"
 command_us=$(ra_busctl get-property org.radaemon.ReadAhead1 "/org/radaemon/ReadAhead1/device/$flash" \
 	org.radaemon.ReadAhead1.Device CommandUSec | cut -d' ' -f2)
-((command_us >= 200 && command_us <= 1000)) || ra_fail "$flash: CommandUSec $command_us for a 250 us class"
+# The emulation's fit of its 250 us class spread 198-284 us on one day (nine
+# bench calibrations 231-284, CI's make -j2 198); a fit that a cache answered,
+# or that found no command cost, says tens of us or 0.
+((command_us >= 150 && command_us <= 1000)) || ra_fail "$flash: CommandUSec $command_us for a 250 us class"
 ra_ok "$flash (ssd-ctrl): $prior -> $kb KiB before any job, from $((bytes / 1024)) KiB read: $(calibration "$flash")"
 
 # --- the tiny stick: no more than udev's blkid probe reads of it (40 KiB) --------------
