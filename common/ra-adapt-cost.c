@@ -66,9 +66,8 @@ static double turn_usec(const RaObservation *o, const RaAdaptLimits *l, const Ra
 
         if (!l->rotational || t->n == 0 || o->trace.switches == 0)
                 return 0;
-        /* A measured jump that is no seek (ra_calib_prior()): the head does not move. */
-        if (ra_adapt_cost_sure(l) && l->calib.jump_us > 0 &&
-            l->calib.jump_us < RA_ADAPT_TURN_MIN_US + 2 * l->calib.command_us)
+        /* A measured jump that is no seek (ra_calib_seeks()): the head does not move. */
+        if (ra_adapt_cost_sure(l) && l->calib.jump_us > 0 && !ra_calib_seeks(&l->calib, true))
                 return 0;
         own = (double) t->n * model->command_us + (double) t->kb * 1e6 / model->bandwidth_kb_s;
         jump = ((double) t->nsec / 1e3 - own) / (double) t->n;

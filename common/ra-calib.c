@@ -241,14 +241,8 @@ static uint32_t pow2_at_most(uint64_t kb) {
         return w;
 }
 
-/*
- * Whether a head moves: a rotational disk whose jump costs a millisecond
- * more than two commands. A device that only says it is rotational (a USB
- * bridge, a virtual disk over a host's page cache) jumps for the price of a
- * command.
- */
-static bool seeks(const RaCalib *c, const RaDeviceAttrs *a) {
-        return a->rotational && c->jump_us >= SEEK_MIN_US + 2 * c->command_us;
+bool ra_calib_seeks(const RaCalib *c, bool rotational) {
+        return rotational && c->jump_us >= SEEK_MIN_US + 2 * c->command_us;
 }
 
 void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret) {
@@ -263,7 +257,7 @@ void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, R
                 return;
         }
 
-        if (seeks(c, a)) {
+        if (ra_calib_seeks(c, a->rotational)) {
                 /* The KiB it reads in the time of one jump. */
                 uint64_t per_jump = (uint64_t) c->jump_us * c->bandwidth_kb_s / 1000000;
 

@@ -127,6 +127,14 @@ int ra_calib_fit(const RaCalibSample *s, size_t n, uint64_t when, RaCalib *ret);
 void ra_calib_prior(const RaCalib *c, const RaDeviceAttrs *a, RaBounds bounds, RaDecision *ret);
 
 /*
+ * Whether a head moves: a rotational disk whose jump costs a millisecond
+ * more than two commands. A device that only says it is rotational (a USB
+ * bridge, a virtual disk over a host's page cache) jumps for the price of a
+ * command.
+ */
+bool ra_calib_seeks(const RaCalib *c, bool rotational);
+
+/*
  * The device's time, in microseconds, for one command reading kb: the
  * command, the transfer, and with jump a rotational disk's jump (seek and
  * turn) to get there. A read split in several commands costs the sum of

@@ -22,8 +22,6 @@
 #define CRYPT_US_PER_MIB 1000u
 /* The most one bio of a window carries: BIO_MAX_VECS, 256 pages. */
 #define BIO_MAX_KB 1024u
-/* ra-calib.c's: the least a jump costs beyond two commands where a head moves. */
-#define SEEK_MIN_US 1000u
 
 /* One device's model, and the stripes a window must fill at least. */
 typedef struct Cost {
@@ -44,13 +42,13 @@ static uint64_t demand(const RaCalib *c) {
 static Cost cost_of(const RaStack *s, const RaCalib *const *leaf_calib, size_t index, unsigned depth,
                     Cost memo[], bool done[]);
 
-/* As ra_calib_prior() tells a head that moves: a jump costs a millisecond more than two commands. */
+/* As ra_calib_prior() tells a head that moves (ra_calib_seeks()), where any leaf says it is rotational. */
 static bool seeks(const RaStack *s, const RaCalib *m) {
         bool rotational = false;
 
         for (size_t i = 0; i < s->n_leaves; i++)
                 rotational = rotational || ra_stack_leaf(s, i)->rotational;
-        return rotational && m->jump_us >= SEEK_MIN_US + 2 * m->command_us;
+        return ra_calib_seeks(m, rotational);
 }
 
 /*
