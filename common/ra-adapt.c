@@ -167,6 +167,11 @@ static bool random_cut_due(const RaModel *m) {
         return random_costly(m) && m->wasted_usec >= RA_ADAPT_CUT_WASTE_MS * 1e3;
 }
 
+/* Busy interval at (0: never) is RA_ADAPT_RECENT busy intervals ago or less. */
+static bool recent(const RaModel *m, unsigned at) {
+        return at > 0 && m->busy - at <= RA_ADAPT_RECENT;
+}
+
 /* Random access: shrink only where read-around wastes. */
 static uint32_t random_target(const RaModel *m, const RaObservation *o, const RaAdaptLimits *l,
                               char reason[static RA_REASON_MAX]) {
@@ -174,7 +179,6 @@ static uint32_t random_target(const RaModel *m, const RaObservation *o, const Ra
         const RaPcacheSummary *p = &o->pcache;
         uint32_t target = clamp_to_limits(RA_KB_MIN, l), floor_kb = clamp_to_limits(default_kb(l), l);
         double share = m->busy_usec > 0 ? m->waste_usec / m->busy_usec : 0;
-        bool scans = m->scan_at > 0 && m->busy - m->scan_at <= RA_ADAPT_RECENT;
 
         if (o->window_kb <= target || !random_wastes(o, l))
                 return 0;
@@ -183,7 +187,7 @@ static uint32_t random_target(const RaModel *m, const RaObservation *o, const Ra
          * cut. It stops where trials do then (STEP_UP_FROM_KB), or at the kernel's
          * default if that is less (a RAID's 2 x io_opt can be megabytes).
          */
-        if (scans && target < STEP_UP_FROM_KB) {
+        if (recent(m, m->scan_at) && target < STEP_UP_FROM_KB) {
                 uint32_t scan_floor =
                         floor_kb < STEP_UP_FROM_KB ? floor_kb : clamp_to_limits(STEP_UP_FROM_KB, l);
 
@@ -280,7 +284,7 @@ static uint32_t model_target(const RaModel *m, const RaObservation *o, const RaA
         if (!model_tells(o, l) || !can_grow(m, o, l))
                 return 0;
         /* Random readers wasted windows a moment ago: they would open files under it. */
-        if (m->waste_at > 0 && m->busy - m->waste_at <= RA_ADAPT_RECENT)
+        if (recent(m, m->waste_at))
                 hi = clamp_to_limits(STEP_UP_FROM_KB, l);
         if (paged(o))
                 kb = ra_adapt_cost_grow_kb(l, o, o->pcache.seq_reads, o->pcache.seq_bytes, o->window_kb, hi,
@@ -322,7 +326,7 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
             can_grow(m, o, l) && !model_tells(o, l)) {
                 next = cur * STEP_UP < STEP_UP_FROM_KB ? STEP_UP_FROM_KB : cur * STEP_UP;
                 /* Random readers wasted windows a moment ago: they would open files under the trial. */
-                if (m->waste_at > 0 && m->busy - m->waste_at <= RA_ADAPT_RECENT && next > STEP_UP_FROM_KB)
+                if (recent(m, m->waste_at) && next > STEP_UP_FROM_KB)
                         next = STEP_UP_FROM_KB;
                 next = clamp_to_limits(next, l);
                 if (next > cur && paged(o)) {

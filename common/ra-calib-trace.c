@@ -79,12 +79,12 @@ static void add_streamed(RaCalibTrace *t, uint64_t sector, uint32_t kb, uint64_t
                         t->turns.n++;
                         t->turns.nsec += time_ns - free_ns;
                         t->turns.kb += kb;
-                }
-                if (kb <= 64 && time_ns > free_ns) {
-                        t->jumps[t->n_jumps % RA_CALIB_TRACE_JUMPS] =
-                                (RaCalibSample){ .kb = kb, .nsec = time_ns - free_ns, .jump = true };
-                        t->n_jumps++;
-                        t->changed = t->changed || t->n_jumps >= RA_CALIB_TRACE_MIN;
+                        if (kb <= 64) {
+                                t->jumps[t->n_jumps % RA_CALIB_TRACE_JUMPS] =
+                                        (RaCalibSample){ .kb = kb, .nsec = time_ns - free_ns, .jump = true };
+                                t->n_jumps++;
+                                t->changed = t->changed || t->n_jumps >= RA_CALIB_TRACE_MIN;
+                        }
                 }
                 t->stream.kb = t->stream.reads = 0;
                 t->stream.start_ns = time_ns;
