@@ -45,18 +45,34 @@ void ra_calib_trace_issue(RaCalibTrace *t, uint64_t sector, uint32_t kb, uint64_
         t->inflight[slot].kb = kb;
 }
 
-/* A sample of class k: the fastest (per read, for a stream) once the class counts. */
-static void add_sample(RaCalibTrace *t, RaCalibSample sample) {
+/* A sample into a table of classes: the fastest of each (per read, for a stream) once the class counts. */
+static void add_to(RaCalibTrace *t, RaCalibSample *fastest, uint64_t *count, RaCalibSample sample) {
         size_t k = size_class(sample.kb);
-        RaCalibSample *f = &t->fastest[k];
+        RaCalibSample *f = &fastest[k];
         uint32_t n = sample.reads > 1 ? sample.reads : 1, fn = f->reads > 1 ? f->reads : 1;
 
-        t->count[k]++;
+        count[k]++;
         if (f->nsec == 0 || sample.nsec / n < f->nsec / fn) {
                 *f = sample;
-                t->changed = t->changed || t->count[k] >= RA_CALIB_TRACE_MIN;
-        } else if (t->count[k] == RA_CALIB_TRACE_MIN)
+                t->changed = t->changed || count[k] >= RA_CALIB_TRACE_MIN;
+        } else if (count[k] == RA_CALIB_TRACE_MIN)
                 t->changed = true;
+}
+
+static void add_sample(RaCalibTrace *t, RaCalibSample sample) {
+        add_to(t, t->fastest, t->count, sample);
+}
+
+/* A request of kb done at time_ns, timed from when the device was free (ra-calib.h). */
+static void add_served(RaCalibTrace *t, uint32_t kb, uint64_t issued_ns, uint64_t time_ns) {
+        uint64_t free_ns = issued_ns > t->last_done_ns ? issued_ns : t->last_done_ns;
+
+        if (time_ns <= free_ns)
+                return;
+        t->served_all.n++;
+        t->served_all.kb += kb;
+        t->served_all.nsec += time_ns - free_ns;
+        add_to(t, t->served, t->served_count, (RaCalibSample){ .kb = kb, .nsec = time_ns - free_ns });
 }
 
 /* A disk whose head moves (ra-calib.h): streams and jumps, never one request answered from its cache. */
@@ -106,8 +122,11 @@ void ra_calib_trace_complete(RaCalibTrace *t, uint64_t sector, uint64_t time_ns)
                         add_streamed(t, sector, kb, issued, time_ns);
                 /* Clocks of two CPUs may disagree a little: a completion "before" its issue tells nothing.
                  */
-                else if (time_ns > issued)
+                else if (time_ns > issued) {
                         add_sample(t, (RaCalibSample){ .kb = kb, .nsec = time_ns - issued });
+                        add_served(t, kb, issued, time_ns);
+                        t->last_done_ns = time_ns;
+                }
                 return;
         }
 }
@@ -117,23 +136,45 @@ void ra_calib_trace_take_turns(RaCalibTrace *t, RaCalibTurns *ret) {
         t->turns = (RaCalibTurns){};
 }
 
-int ra_calib_trace_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret) {
+/* The fit of a table's classes that count, with the jumps of a disk whose head moves; n 0: none counts. */
+static int fit_classes(const RaCalibTrace *t, const RaCalibSample *fastest, const uint64_t *count,
+                       uint64_t when, RaCalib *ret) {
         RaCalibSample s[RA_CALIB_TRACE_CLASSES + RA_CALIB_TRACE_JUMPS];
         size_t n = 0;
-        int r;
 
         for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++)
-                if (t->count[k] >= RA_CALIB_TRACE_MIN)
-                        s[n++] = t->fastest[k];
-        t->changed = false;
+                if (count[k] >= RA_CALIB_TRACE_MIN)
+                        s[n++] = fastest[k];
         if (n == 0)
                 return -ENODATA;
         if (t->n_jumps >= RA_CALIB_TRACE_MIN)
                 for (size_t i = 0; i < t->n_jumps && i < RA_CALIB_TRACE_JUMPS; i++)
                         s[n++] = t->jumps[i];
-        r = ra_calib_fit(s, n, when, ret);
-        if (r < 0)
-                return r;
+        return ra_calib_fit(s, n, when, ret);
+}
+
+/* Whether the requests timed from when the device was free fit one that serves a command at a time. */
+static bool served_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret) {
+        double n = (double) t->served_all.n, kb = (double) t->served_all.kb;
+
+        t->served_share = 0;
+        if (t->streams || t->served_all.n == 0 || fit_classes(t, t->served, t->served_count, when, ret) < 0)
+                return false;
+        /* The model's time for every request, from their mean size: it is linear in the size. */
+        t->served_share = n * ra_calib_read_usec(ret, (uint32_t) (kb / n + 0.5), false) * 1000 /
+                          (double) t->served_all.nsec;
+        return t->served_share >= RA_CALIB_TRACE_SERIAL_SHARE;
+}
+
+int ra_calib_trace_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret) {
+        int r;
+
+        t->changed = false;
+        if (!served_fit(t, when, ret)) {
+                r = fit_classes(t, t->fastest, t->count, when, ret);
+                if (r < 0)
+                        return r;
+        }
         ret->source = RA_CALIB_TRACED;
         return 0;
 }

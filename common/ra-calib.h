@@ -201,10 +201,28 @@ const char *ra_calib_source_to_string(RaCalibSource s);
  * the next), fitted as the calibration's reads are (ra_calib_fit()). A
  * class counts once RA_CALIB_TRACE_MIN of its requests completed: one
  * alone is as likely to have waited as not. No jump is measured.
+ *
+ * A device that serves one command at a time (a USB stick or bridge
+ * without queueing, a controller that takes each command in turn) and is
+ * never idle when a reader asks has no such fastest request: each waits
+ * behind the others, the more the larger (four readers on the bench's
+ * ssd-ctrl, 250 us a command, traced "0 us a command; 16 KiB 37 MiB/s,
+ * 64 KiB 22 MiB/s"). Its cost is then the time from when it was free (the
+ * request's issue, or the completion before it) to the completion, exact
+ * for such a device; for one that serves many at once, completions follow
+ * each other closer than any request takes, and that time says nothing.
+ * Both are kept; the second is the model where it is one: where its fit,
+ * applied to every request traced, accounts for at least
+ * RA_CALIB_TRACE_SERIAL_SHARE of the time they were timed so (the
+ * device's busy time, which a device serving one at a time spends on
+ * nothing else; one that overlaps its commands spends it on several at
+ * once, and the fastest gaps, a fraction of the typical one, account for
+ * a fraction of it).
  */
 #define RA_CALIB_TRACE_CLASSES 6
 #define RA_CALIB_TRACE_MIN 4
 #define RA_CALIB_TRACE_INFLIGHT 32
+#define RA_CALIB_TRACE_SERIAL_SHARE 0.5
 
 /*
  * A disk whose head moves (streams set) is traced otherwise: its own cache
@@ -245,13 +263,21 @@ typedef struct RaCalibTrace {
         uint64_t count[RA_CALIB_TRACE_CLASSES];
         bool changed; /* a class's fastest moved, or a class began to count, since the last fit */
 
+        /* Each request timed from when the device was free (above), and all of them together. */
+        RaCalibSample served[RA_CALIB_TRACE_CLASSES];
+        uint64_t served_count[RA_CALIB_TRACE_CLASSES];
+        struct {
+                uint64_t n, kb, nsec;
+        } served_all;
+        double served_share; /* the last fit's: of that time, what the fit of those timings accounts for */
+
         bool streams; /* a rotational disk: see above */
         struct {
                 uint64_t next_sector; /* where a request continuing it starts */
                 uint64_t start_ns;    /* 0: no stream */
                 uint32_t kb, reads;
         } stream;
-        uint64_t last_done_ns;
+        uint64_t last_done_ns;                     /* the latest completion, either way of tracing */
         RaCalibSample jumps[RA_CALIB_TRACE_JUMPS]; /* a ring, n_jumps in all */
         uint64_t n_jumps;
         RaCalibTurns turns; /* this interval's, see above */

@@ -47,7 +47,7 @@ command_us=$(ra_busctl get-property org.radaemon.ReadAhead1 "/org/radaemon/ReadA
 [[ $(ra_property "$dev" calibrated_usec) == 0 && -z $(ra_property "$dev" calibration) ]] ||
 	ra_fail "$dev: a traced model shown as a calibration"
 [[ $(ra_property "$dev" source) != calibrated ]] || ra_fail "$dev: decided as calibrated"
-ra_daemon_log_has "^$dev: modelled from its own requests: " || ra_fail "$dev: no log of its model"
+ra_daemon_log_has "^$dev: modelled from its own requests \(.*\): " || ra_fail "$dev: no log of its model"
 
 # Stored with the identity (at the end of an interval), and shown again after a restart.
 ra_wait_for "grep -qE ' traced=[0-9]+:[0-9]+:[0-9]+:0:' '$T/state/state'" ||

@@ -760,6 +760,96 @@ START_TEST(test_trace_busy_queueing) {
 END_TEST
 
 /*
+ * readers readers, each asking for its next request think_us after its last
+ * completed, of the sizes given in turn (reader r starting at the r-th), on
+ * a device that serves depth commands at once, each c_us and then mb_s MB/s,
+ * the rest waiting in order of arrival. n requests in all, handed to t in
+ * time order.
+ */
+static void trace_readers(RaCalibTrace *t, size_t readers, const uint32_t *kb, size_t n_kb,
+                          uint32_t think_us, size_t depth, size_t n, double c_us, double mb_s) {
+        TraceEv *ev = calloc(2 * n, sizeof(*ev));
+        uint64_t arrive[8] = {}, free_at[8] = {}, sector = 2048;
+        size_t next[8] = {};
+
+        ck_assert_ptr_nonnull(ev);
+        ck_assert_uint_le(readers, 8);
+        ck_assert_uint_le(depth, 8);
+        for (size_t r = 0; r < readers; r++) {
+                arrive[r] = 1000000;
+                next[r] = r;
+        }
+        for (size_t i = 0; i < n; i++) {
+                size_t r = 0, d = 0;
+                uint32_t size;
+                uint64_t start, done;
+
+                /* The reader that asks first, and the server free first. */
+                for (size_t j = 1; j < readers; j++)
+                        if (arrive[j] < arrive[r])
+                                r = j;
+                for (size_t j = 1; j < depth; j++)
+                        if (free_at[j] < free_at[d])
+                                d = j;
+                size = kb[next[r]++ % n_kb];
+                start = arrive[r] > free_at[d] ? arrive[r] : free_at[d];
+                done = start + (uint64_t) (c_us * 1000 + size * 1024.0 / (mb_s * MB) * 1e9);
+                free_at[d] = done;
+                ev[2 * i] = (TraceEv){ .ns = arrive[r], .sector = sector, .kb = size };
+                ev[2 * i + 1] = (TraceEv){ .ns = done, .sector = sector, .complete = true };
+                arrive[r] = done + (uint64_t) think_us * 1000;
+                sector += 1000000;
+        }
+        qsort(ev, 2 * n, sizeof(*ev), trace_ev_cmp);
+        for (size_t i = 0; i < 2 * n; i++)
+                if (ev[i].complete)
+                        ra_calib_trace_complete(t, ev[i].sector, ev[i].ns);
+                else
+                        ra_calib_trace_issue(t, ev[i].sector, ev[i].kb, ev[i].ns);
+        free(ev);
+}
+
+/*
+ * Four readers that never let the device rest: on one serving a command at
+ * a time (the bench's ssd-ctrl, 250 us a command, 270 MB/s) every request
+ * waits behind the others, the larger the longer, and no fastest completion
+ * is what the device costs; timed from when it was free, each is exact. On
+ * a device serving eight at once nothing waits, and completions follow each
+ * other closer than any request takes: there the fastest completions are
+ * the model.
+ */
+START_TEST(test_trace_serial_busy) {
+        static const uint32_t sizes[] = { 16, 64, 256, 1024 };
+        RaCalibTrace t = {};
+        RaCalib c;
+
+        trace_readers(&t, 4, sizes, ELEMENTSOF(sizes), 20, 1, 400, 250, 270);
+        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
+        ck_assert_uint_eq(c.n_points, 4);
+        ck_assert_uint_le(c.command_us, 250 * 1.03);
+        ck_assert_uint_ge(c.command_us, 250 * 0.97);
+        ck_assert_uint_le(c.bandwidth_kb_s, (uint32_t) (270 * MB / 1024 * 1.03));
+        ck_assert_uint_ge(c.bandwidth_kb_s, (uint32_t) (270 * MB / 1024 * 0.97));
+
+        t = (RaCalibTrace){};
+        trace_readers(&t, 4, sizes, ELEMENTSOF(sizes), 20, 8, 400, 250, 270);
+        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
+        ck_assert_uint_le(c.command_us, 250 * 1.03);
+        ck_assert_uint_ge(c.command_us, 250 * 0.97);
+        ck_assert_uint_le(c.bandwidth_kb_s, (uint32_t) (270 * MB / 1024 * 1.03));
+        ck_assert_uint_ge(c.bandwidth_kb_s, (uint32_t) (270 * MB / 1024 * 0.97));
+
+        /* A USB stick's 128 KiB windows, 120 KiB and 8 KiB requests, four readers: 1 ms a command. */
+        static const uint32_t stick[] = { 120, 8 };
+        t = (RaCalibTrace){};
+        trace_readers(&t, 4, stick, ELEMENTSOF(stick), 20, 1, 400, 1000, 28);
+        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
+        ck_assert_uint_le(c.command_us, 1000 * 1.03);
+        ck_assert_uint_ge(c.command_us, 1000 * 0.97);
+}
+END_TEST
+
+/*
  * A 7200 rpm disk's stream with its own cache: the media reads on from the
  * first request at mb_s (reading ahead without end here), the bus answers
  * at bus_mb_s, and the reader issues each 512 KiB request gap_us after the
@@ -881,6 +971,7 @@ int main(void) {
         tcase_add_test(tc, test_fit_hdd_streams);
         tcase_add_test(tc, test_trace_calibration_curve);
         tcase_add_test(tc, test_trace_busy_queueing);
+        tcase_add_test(tc, test_trace_serial_busy);
         tcase_add_test(tc, test_trace_disk_cache);
         tcase_add_test(tc, test_trace_turns);
         suite_add_tcase(s, tc);
