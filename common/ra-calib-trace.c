@@ -40,6 +40,11 @@ void ra_calib_trace_issue(RaCalibTrace *t, uint64_t sector, uint32_t kb, uint64_
                 if (t->inflight[i].issued_ns < t->inflight[slot].issued_ns)
                         slot = i;
         }
+        /* Alone: nothing else in flight, nor still being served when it came. */
+        t->inflight[slot].alone = time_ns >= t->last_done_ns;
+        for (size_t i = 0; i < RA_CALIB_TRACE_INFLIGHT; i++)
+                if (i != slot && t->inflight[i].issued_ns != 0)
+                        t->inflight[slot].alone = false;
         t->inflight[slot].sector = sector;
         t->inflight[slot].issued_ns = time_ns;
         t->inflight[slot].kb = kb;
@@ -63,16 +68,30 @@ static void add_sample(RaCalibTrace *t, RaCalibSample sample) {
         add_to(t, t->fastest, t->count, sample);
 }
 
-/* A request of kb done at time_ns, timed from when the device was free (ra-calib.h). */
-static void add_served(RaCalibTrace *t, uint32_t kb, uint64_t issued_ns, uint64_t time_ns) {
+static void add_total(RaCalibTotal *total, uint32_t kb, uint64_t nsec) {
+        total->n++;
+        total->kb += kb;
+        total->nsec += nsec;
+}
+
+/* A request of kb issued at issued_ns (alone or not) done at time_ns, timed both ways (ra-calib.h). */
+static void add_request(RaCalibTrace *t, uint32_t kb, uint64_t issued_ns, bool alone, uint64_t time_ns) {
         uint64_t free_ns = issued_ns > t->last_done_ns ? issued_ns : t->last_done_ns;
 
-        if (time_ns <= free_ns)
-                return;
-        t->served_all.n++;
-        t->served_all.kb += kb;
-        t->served_all.nsec += time_ns - free_ns;
-        add_to(t, t->served, t->served_count, (RaCalibSample){ .kb = kb, .nsec = time_ns - free_ns });
+        add_sample(t, (RaCalibSample){ .kb = kb, .nsec = time_ns - issued_ns });
+        if (alone)
+                add_total(&t->alone, kb, time_ns - issued_ns);
+        if (time_ns > free_ns) {
+                add_total(&t->served_all, kb, time_ns - free_ns);
+                add_to(t, t->served, t->served_count,
+                       (RaCalibSample){ .kb = kb, .nsec = time_ns - free_ns });
+                /* Which fit is the model is judged again as the evidence doubles, once there is a fit. */
+                if (t->served_all.n >= 8 && (t->served_all.n & (t->served_all.n - 1)) == 0)
+                        for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++)
+                                t->changed = t->changed || t->count[k] >= RA_CALIB_TRACE_MIN;
+        }
+        if (time_ns > t->last_done_ns)
+                t->last_done_ns = time_ns;
 }
 
 /* A disk whose head moves (ra-calib.h): streams and jumps, never one request answered from its cache. */
@@ -122,11 +141,8 @@ void ra_calib_trace_complete(RaCalibTrace *t, uint64_t sector, uint64_t time_ns)
                         add_streamed(t, sector, kb, issued, time_ns);
                 /* Clocks of two CPUs may disagree a little: a completion "before" its issue tells nothing.
                  */
-                else if (time_ns > issued) {
-                        add_sample(t, (RaCalibSample){ .kb = kb, .nsec = time_ns - issued });
-                        add_served(t, kb, issued, time_ns);
-                        t->last_done_ns = time_ns;
-                }
+                else if (time_ns > issued)
+                        add_request(t, kb, issued, t->inflight[i].alone, time_ns);
                 return;
         }
 }
@@ -153,17 +169,30 @@ static int fit_classes(const RaCalibTrace *t, const RaCalibSample *fastest, cons
         return ra_calib_fit(s, n, when, ret);
 }
 
+/* The time a model gives a total's requests, in ns: from their mean size, as it is linear in the size. */
+static double model_nsec(const RaCalib *c, const RaCalibTotal *total) {
+        double n = (double) total->n;
+
+        return n * ra_calib_read_usec(c, (uint32_t) ((double) total->kb / n + 0.5), false) * 1000;
+}
+
 /* Whether the requests timed from when the device was free fit one that serves a command at a time. */
 static bool served_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret) {
-        double n = (double) t->served_all.n, kb = (double) t->served_all.kb;
+        size_t classes = 0;
 
         t->served_share = 0;
-        if (t->streams || t->served_all.n == 0 || fit_classes(t, t->served, t->served_count, when, ret) < 0)
+        t->serial = false;
+        for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++)
+                classes += t->served_count[k] >= RA_CALIB_TRACE_MIN;
+        /* One size alone: gaps as regular as one command at a time's come from readers evenly spaced too. */
+        if (t->streams || classes < 2 || fit_classes(t, t->served, t->served_count, when, ret) < 0)
                 return false;
-        /* The model's time for every request, from their mean size: it is linear in the size. */
-        t->served_share = n * ra_calib_read_usec(ret, (uint32_t) (kb / n + 0.5), false) * 1000 /
-                          (double) t->served_all.nsec;
-        return t->served_share >= RA_CALIB_TRACE_SERIAL_SHARE;
+        t->served_share = model_nsec(ret, &t->served_all) / (double) t->served_all.nsec;
+        /* Requests that had the device to themselves took what they cost on either kind: no less. */
+        t->serial = t->served_share >= RA_CALIB_TRACE_SERIAL_SHARE &&
+                    (t->alone.n == 0 ||
+                     model_nsec(ret, &t->alone) >= RA_CALIB_TRACE_SERIAL_SHARE * (double) t->alone.nsec);
+        return t->serial;
 }
 
 int ra_calib_trace_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret) {

@@ -207,17 +207,24 @@ const char *ra_calib_source_to_string(RaCalibSource s);
  * never idle when a reader asks has no such fastest request: each waits
  * behind the others, the more the larger (four readers on the bench's
  * ssd-ctrl, 250 us a command, traced "0 us a command; 16 KiB 37 MiB/s,
- * 64 KiB 22 MiB/s"). Its cost is then the time from when it was free (the
- * request's issue, or the completion before it) to the completion, exact
- * for such a device; for one that serves many at once, completions follow
- * each other closer than any request takes, and that time says nothing.
- * Both are kept; the second is the model where it is one: where its fit,
- * applied to every request traced, accounts for at least
- * RA_CALIB_TRACE_SERIAL_SHARE of the time they were timed so (the
- * device's busy time, which a device serving one at a time spends on
- * nothing else; one that overlaps its commands spends it on several at
- * once, and the fastest gaps, a fraction of the typical one, account for
- * a fraction of it).
+ * 64 KiB 22 MiB/s"). Each request is therefore also timed from when the
+ * device was free (its issue, or the completion before it), which is
+ * exact for such a device, and these times are fitted as well. On a
+ * device that serves several commands at once they mean little:
+ * completions follow each other closer than any request takes. That fit is
+ * the model (serial) where it can tell: two size classes or more count (of
+ * one size alone, readers evenly spaced on a device that overlaps them
+ * complete as regularly as one at a time), applied to every request so
+ * timed it accounts for RA_CALIB_TRACE_SERIAL_SHARE or more of their time
+ * together, which is the device's busy time (a device serving one at a
+ * time spends it on nothing else; one that overlaps commands completes
+ * several in it, and the fastest gaps between them account for a fraction:
+ * 15 % for tests/test-calib.c's device serving eight at once, 100 % for
+ * one at a time), and it gives the requests that had the device to
+ * themselves at least that share of what they took (those took what they
+ * cost on either kind). Up to RA_CALIB_TRACE_INFLIGHT requests are kept
+ * in flight: beyond them the oldest is given up, which on a device serving
+ * in order is the next to complete.
  */
 #define RA_CALIB_TRACE_CLASSES 6
 #define RA_CALIB_TRACE_MIN 4
@@ -253,11 +260,17 @@ typedef struct RaCalibTurns {
         uint64_t kb;
 } RaCalibTurns;
 
+/* Requests, their KiB and their time together. */
+typedef struct RaCalibTotal {
+        uint64_t n, kb, nsec;
+} RaCalibTotal;
+
 typedef struct RaCalibTrace {
         struct {
                 uint64_t sector;
                 uint64_t issued_ns; /* 0: a free slot */
                 uint32_t kb;
+                bool alone; /* issued with nothing else in flight */
         } inflight[RA_CALIB_TRACE_INFLIGHT];
         RaCalibSample fastest[RA_CALIB_TRACE_CLASSES]; /* nsec 0: none yet */
         uint64_t count[RA_CALIB_TRACE_CLASSES];
@@ -266,10 +279,10 @@ typedef struct RaCalibTrace {
         /* Each request timed from when the device was free (above), and all of them together. */
         RaCalibSample served[RA_CALIB_TRACE_CLASSES];
         uint64_t served_count[RA_CALIB_TRACE_CLASSES];
-        struct {
-                uint64_t n, kb, nsec;
-        } served_all;
-        double served_share; /* the last fit's: of that time, what the fit of those timings accounts for */
+        RaCalibTotal served_all;
+        RaCalibTotal alone;  /* the requests issued with nothing in flight, from their issue */
+        double served_share; /* the last fit's: the share of served_all that their fit accounts for */
+        bool serial;         /* the last fit's: that fit is the model */
 
         bool streams; /* a rotational disk: see above */
         struct {

@@ -324,8 +324,7 @@ static bool moved(uint32_t a, uint32_t b) {
 }
 
 void ra_store_traced(Manager *m, RaDisk *d) {
-        const char *how;
-        char text[512];
+        char how[128], text[512];
         RaStateEntry *e;
         RaCalib c;
         bool first;
@@ -344,16 +343,16 @@ void ra_store_traced(Manager *m, RaDisk *d) {
                 d->calib = c;
         ra_calib_describe(&c, text, sizeof(text));
         if (d->costs.streams)
-                how = "streams and jumps";
-        else if (d->costs.served_share >= RA_CALIB_TRACE_SERIAL_SHARE)
-                how = "each from when the device was free";
+                (void) snprintf(how, sizeof(how), "streams and jumps");
         else
-                how = "the fastest of each size";
-        /* The share is how one was told from the other (ra-calib.h). */
-        log_full_errno(
-                first && e->calib.when == 0 ? LOG_INFO : LOG_DEBUG, 0,
-                "%s: %s from its own requests (%s; timed so, a fit accounts for %.0f%% of their time): %s.",
-                d->name, first ? "modelled" : "model refined", how, 100 * d->costs.served_share, text);
+                /* The share is how one was told from the other (ra-calib.h). */
+                (void) snprintf(how, sizeof(how),
+                                "%s; timed from when the device was free, busy time explained: %.0f%%",
+                                d->costs.serial ? "one command at a time" : "the fastest of each size",
+                                100 * d->costs.served_share);
+        log_full_errno(first && e->calib.when == 0 ? LOG_INFO : LOG_DEBUG, 0,
+                       "%s: %s from its own requests (%s): %s.", d->name,
+                       first ? "modelled" : "model refined", how, text);
 }
 
 void ra_store_remember_original(Manager *m, const RaDisk *d) {

@@ -762,42 +762,57 @@ END_TEST
 /*
  * readers readers, each asking for its next request think_us after its last
  * completed, of the sizes given in turn (reader r starting at the r-th), on
- * a device that serves depth commands at once, each c_us and then mb_s MB/s,
- * the rest waiting in order of arrival. n requests in all, handed to t in
- * time order.
+ * a device that serves depth commands at once, each c_us and then mb_s MB/s
+ * (times up to jitter of that more, pseudo-random), the rest waiting in
+ * order of arrival. n requests in all from start_ns, handed to t in time
+ * order.
  */
-static void trace_readers(RaCalibTrace *t, size_t readers, const uint32_t *kb, size_t n_kb,
-                          uint32_t think_us, size_t depth, size_t n, double c_us, double mb_s) {
+typedef struct Readers {
+        size_t readers;
+        const uint32_t *kb;
+        size_t n_kb;
+        uint32_t think_us;
+        size_t depth;
+        double c_us, mb_s, jitter;
+} Readers;
+
+static uint64_t trace_readers(RaCalibTrace *t, const Readers *w, size_t n, uint64_t start_ns) {
         TraceEv *ev = calloc(2 * n, sizeof(*ev));
-        uint64_t arrive[8] = {}, free_at[8] = {}, sector = 2048;
+        uint64_t arrive[8] = {}, free_at[8] = {}, sector = 2048 + start_ns / 1000, last = 0;
+        uint32_t seed = 1;
         size_t next[8] = {};
 
         ck_assert_ptr_nonnull(ev);
-        ck_assert_uint_le(readers, 8);
-        ck_assert_uint_le(depth, 8);
-        for (size_t r = 0; r < readers; r++) {
-                arrive[r] = 1000000;
+        ck_assert_uint_le(w->readers, 8);
+        ck_assert_uint_le(w->depth, 8);
+        for (size_t r = 0; r < w->readers; r++) {
+                arrive[r] = start_ns;
                 next[r] = r;
         }
         for (size_t i = 0; i < n; i++) {
                 size_t r = 0, d = 0;
                 uint32_t size;
                 uint64_t start, done;
+                double cost;
 
                 /* The reader that asks first, and the server free first. */
-                for (size_t j = 1; j < readers; j++)
+                for (size_t j = 1; j < w->readers; j++)
                         if (arrive[j] < arrive[r])
                                 r = j;
-                for (size_t j = 1; j < depth; j++)
+                for (size_t j = 1; j < w->depth; j++)
                         if (free_at[j] < free_at[d])
                                 d = j;
-                size = kb[next[r]++ % n_kb];
+                size = w->kb[next[r]++ % w->n_kb];
+                seed = seed * 1103515245 + 12345;
+                cost = (w->c_us * 1000 + size * 1024.0 / (w->mb_s * MB) * 1e9) *
+                       (1 + w->jitter * (double) (seed >> 16 & 0x7fff) / 0x8000);
                 start = arrive[r] > free_at[d] ? arrive[r] : free_at[d];
-                done = start + (uint64_t) (c_us * 1000 + size * 1024.0 / (mb_s * MB) * 1e9);
+                done = start + (uint64_t) cost;
                 free_at[d] = done;
                 ev[2 * i] = (TraceEv){ .ns = arrive[r], .sector = sector, .kb = size };
                 ev[2 * i + 1] = (TraceEv){ .ns = done, .sector = sector, .complete = true };
-                arrive[r] = done + (uint64_t) think_us * 1000;
+                arrive[r] = done + (uint64_t) w->think_us * 1000;
+                last = done > last ? done : last;
                 sector += 1000000;
         }
         qsort(ev, 2 * n, sizeof(*ev), trace_ev_cmp);
@@ -807,6 +822,15 @@ static void trace_readers(RaCalibTrace *t, size_t readers, const uint32_t *kb, s
                 else
                         ra_calib_trace_issue(t, ev[i].sector, ev[i].kb, ev[i].ns);
         free(ev);
+        return last;
+}
+
+/* The model within 3 % of c_us a command and mb_s MB/s. */
+static void assert_model(const RaCalib *c, double c_us, double mb_s) {
+        ck_assert_uint_le(c->command_us, c_us * 1.03);
+        ck_assert_uint_ge(c->command_us, c_us * 0.97);
+        ck_assert_uint_le(c->bandwidth_kb_s, (uint32_t) (mb_s * MB / 1024 * 1.03));
+        ck_assert_uint_ge(c->bandwidth_kb_s, (uint32_t) (mb_s * MB / 1024 * 0.97));
 }
 
 /*
@@ -819,33 +843,79 @@ static void trace_readers(RaCalibTrace *t, size_t readers, const uint32_t *kb, s
  * the model.
  */
 START_TEST(test_trace_serial_busy) {
-        static const uint32_t sizes[] = { 16, 64, 256, 1024 };
+        static const uint32_t sizes[] = { 16, 64, 256, 1024 }, stick[] = { 120, 8 }, one[] = { 128 };
+        Readers w = { .readers = 4,
+                      .kb = sizes,
+                      .n_kb = ELEMENTSOF(sizes),
+                      .think_us = 20,
+                      .depth = 1,
+                      .c_us = 250,
+                      .mb_s = 270 };
         RaCalibTrace t = {};
         RaCalib c;
+        uint64_t end;
 
-        trace_readers(&t, 4, sizes, ELEMENTSOF(sizes), 20, 1, 400, 250, 270);
+        end = trace_readers(&t, &w, 400, 1000000);
         ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
+        ck_assert(t.serial);
         ck_assert_uint_eq(c.n_points, 4);
-        ck_assert_uint_le(c.command_us, 250 * 1.03);
-        ck_assert_uint_ge(c.command_us, 250 * 0.97);
-        ck_assert_uint_le(c.bandwidth_kb_s, (uint32_t) (270 * MB / 1024 * 1.03));
-        ck_assert_uint_ge(c.bandwidth_kb_s, (uint32_t) (270 * MB / 1024 * 0.97));
+        assert_model(&c, 250, 270);
+        /* Judged again as the requests double, though no class's fastest moved. */
+        (void) trace_readers(&t, &w, 200, end + 1000000);
+        ck_assert(t.changed);
 
+        w.depth = 8;
         t = (RaCalibTrace){};
-        trace_readers(&t, 4, sizes, ELEMENTSOF(sizes), 20, 8, 400, 250, 270);
+        (void) trace_readers(&t, &w, 400, 1000000);
         ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
-        ck_assert_uint_le(c.command_us, 250 * 1.03);
-        ck_assert_uint_ge(c.command_us, 250 * 0.97);
-        ck_assert_uint_le(c.bandwidth_kb_s, (uint32_t) (270 * MB / 1024 * 1.03));
-        ck_assert_uint_ge(c.bandwidth_kb_s, (uint32_t) (270 * MB / 1024 * 0.97));
+        ck_assert(!t.serial);
+        ck_assert_double_lt(t.served_share, RA_CALIB_TRACE_SERIAL_SHARE);
+        assert_model(&c, 250, 270);
+
+        /* Service times that vary by up to half again: one at a time still. */
+        w = (Readers){ .readers = 4,
+                       .kb = sizes,
+                       .n_kb = ELEMENTSOF(sizes),
+                       .think_us = 20,
+                       .depth = 1,
+                       .c_us = 250,
+                       .mb_s = 270,
+                       .jitter = 0.5 };
+        t = (RaCalibTrace){};
+        (void) trace_readers(&t, &w, 400, 1000000);
+        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
+        ck_assert(t.serial);
+        ck_assert_uint_le(c.command_us, 250 * 1.2);
+        ck_assert_uint_ge(c.command_us, 250 * 0.8);
 
         /* A USB stick's 128 KiB windows, 120 KiB and 8 KiB requests, four readers: 1 ms a command. */
-        static const uint32_t stick[] = { 120, 8 };
+        w = (Readers){ .readers = 4,
+                       .kb = stick,
+                       .n_kb = ELEMENTSOF(stick),
+                       .think_us = 20,
+                       .depth = 1,
+                       .c_us = 1000,
+                       .mb_s = 28 };
         t = (RaCalibTrace){};
-        trace_readers(&t, 4, stick, ELEMENTSOF(stick), 20, 1, 400, 1000, 28);
+        (void) trace_readers(&t, &w, 400, 1000000);
         ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
-        ck_assert_uint_le(c.command_us, 1000 * 1.03);
-        ck_assert_uint_ge(c.command_us, 1000 * 0.97);
+        ck_assert(t.serial);
+        assert_model(&c, 1000, 28);
+
+        /*
+         * One size, four readers on a device serving four at once: evenly
+         * spaced, they complete as regularly as one at a time would, four
+         * times as fast. Not taken for one at a time: one size tells no
+         * command cost (its bandwidth at that size), but not four times it.
+         */
+        w = (Readers){
+                .readers = 4, .kb = one, .n_kb = 1, .think_us = 20, .depth = 4, .c_us = 100, .mb_s = 500
+        };
+        t = (RaCalibTrace){};
+        (void) trace_readers(&t, &w, 400, 1000000);
+        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
+        ck_assert(!t.serial);
+        ck_assert_uint_le(c.bandwidth_kb_s, (uint32_t) (128 / (100 + 128 * 1024 / 500.0) * 1e6 * 1.03));
 }
 END_TEST
 
