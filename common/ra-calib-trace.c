@@ -2,8 +2,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "ra-calib.h"
 #include "ra-macro.h"
@@ -52,18 +50,22 @@ void ra_calib_trace_issue(RaCalibTrace *t, uint64_t sector, uint32_t kb, uint64_
         t->inflight[slot].kb = kb;
 }
 
-/* A sample into its class: the fastest of each (per read, for a stream) once the class counts. */
-static void add_sample(RaCalibTrace *t, RaCalibSample sample) {
+/* A sample into a table of classes: the fastest of each (per read, for a stream) once the class counts. */
+static void add_to(RaCalibTrace *t, RaCalibSample *fastest, uint64_t *count, RaCalibSample sample) {
         size_t k = size_class(sample.kb);
-        RaCalibSample *f = &t->fastest[k];
+        RaCalibSample *f = &fastest[k];
         uint32_t n = sample.reads > 1 ? sample.reads : 1, fn = f->reads > 1 ? f->reads : 1;
 
-        t->count[k]++;
+        count[k]++;
         if (f->nsec == 0 || sample.nsec / n < f->nsec / fn) {
                 *f = sample;
-                t->changed = t->changed || t->count[k] >= RA_CALIB_TRACE_MIN;
-        } else if (t->count[k] == RA_CALIB_TRACE_MIN)
+                t->changed = t->changed || count[k] >= RA_CALIB_TRACE_MIN;
+        } else if (count[k] == RA_CALIB_TRACE_MIN)
                 t->changed = true;
+}
+
+static void add_sample(RaCalibTrace *t, RaCalibSample sample) {
+        add_to(t, t->fastest, t->count, sample);
 }
 
 static void add_total(RaCalibTotal *total, uint32_t kb, uint64_t nsec) {
@@ -80,20 +82,13 @@ static void add_request(RaCalibTrace *t, uint32_t kb, uint64_t issued_ns, bool a
         if (alone)
                 add_total(&t->alone, kb, time_ns - issued_ns);
         if (time_ns > free_ns) {
-                size_t k = size_class(kb);
-                uint64_t n = t->served[k].count++;
-
                 add_total(&t->served_all, kb, time_ns - free_ns);
-                t->served[k].recent[n % RA_CALIB_TRACE_RECENT] =
-                        (RaCalibSample){ .kb = kb, .nsec = time_ns - free_ns };
-                /*
-                 * Which fit is the model is judged again as the evidence doubles, and as a class's
-                 * latest are all new, once there is a fit.
-                 */
-                if ((t->served_all.n >= 8 && (t->served_all.n & (t->served_all.n - 1)) == 0) ||
-                    (n + 1) % RA_CALIB_TRACE_RECENT == 0)
-                        for (size_t c = 0; c < RA_CALIB_TRACE_CLASSES; c++)
-                                t->changed = t->changed || t->count[c] >= RA_CALIB_TRACE_MIN;
+                add_to(t, t->served, t->served_count,
+                       (RaCalibSample){ .kb = kb, .nsec = time_ns - free_ns });
+                /* Which fit is the model is judged again as the evidence doubles, once there is a fit. */
+                if (t->served_all.n >= 8 && (t->served_all.n & (t->served_all.n - 1)) == 0)
+                        for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++)
+                                t->changed = t->changed || t->count[k] >= RA_CALIB_TRACE_MIN;
         }
         if (time_ns > t->last_done_ns)
                 t->last_done_ns = time_ns;
@@ -158,14 +153,14 @@ void ra_calib_trace_take_turns(RaCalibTrace *t, RaCalibTurns *ret) {
 }
 
 /* The fit of a table's classes that count, with the jumps of a disk whose head moves; n 0: none counts. */
-static int fit_classes(const RaCalibTrace *t, const RaCalibSample *per_class, const uint64_t *count,
+static int fit_classes(const RaCalibTrace *t, const RaCalibSample *fastest, const uint64_t *count,
                        uint64_t when, RaCalib *ret) {
         RaCalibSample s[RA_CALIB_TRACE_CLASSES + RA_CALIB_TRACE_JUMPS];
         size_t n = 0;
 
         for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++)
                 if (count[k] >= RA_CALIB_TRACE_MIN)
-                        s[n++] = per_class[k];
+                        s[n++] = fastest[k];
         if (n == 0)
                 return -ENODATA;
         if (t->n_jumps >= RA_CALIB_TRACE_MIN)
@@ -181,39 +176,16 @@ static double model_nsec(const RaCalib *c, const RaCalibTotal *total) {
         return n * ra_calib_read_usec(c, (uint32_t) ((double) total->kb / n + 0.5), false) * 1000;
 }
 
-static int nsec_cmp(const void *a, const void *b) {
-        uint64_t x = ((const RaCalibSample *) a)->nsec, y = ((const RaCalibSample *) b)->nsec;
-
-        return (x > y) - (x < y);
-}
-
-/* What a class's latest requests timed from when the device was free took (RA_CALIB_TRACE_RECENT). */
-static RaCalibSample served_class(const RaCalibTrace *t, size_t k) {
-        RaCalibSample s[RA_CALIB_TRACE_RECENT];
-        size_t n = t->served[k].count < RA_CALIB_TRACE_RECENT ? t->served[k].count : RA_CALIB_TRACE_RECENT;
-
-        memcpy(s, t->served[k].recent, n * sizeof(s[0]));
-        qsort(s, n, sizeof(s[0]), nsec_cmp);
-        return s[(n - 1) / 4];
-}
-
 /* Whether the requests timed from when the device was free fit one that serves a command at a time. */
 static bool served_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret) {
-        RaCalibSample per_class[RA_CALIB_TRACE_CLASSES] = {};
-        uint64_t count[RA_CALIB_TRACE_CLASSES];
         size_t classes = 0;
 
         t->served_share = 0;
         t->serial = false;
-        for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++) {
-                count[k] = t->served[k].count;
-                if (count[k] >= RA_CALIB_TRACE_MIN) {
-                        per_class[k] = served_class(t, k);
-                        classes++;
-                }
-        }
+        for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++)
+                classes += t->served_count[k] >= RA_CALIB_TRACE_MIN;
         /* One size alone: gaps as regular as one command at a time's come from readers evenly spaced too. */
-        if (t->streams || classes < 2 || fit_classes(t, per_class, count, when, ret) < 0)
+        if (t->streams || classes < 2 || fit_classes(t, t->served, t->served_count, when, ret) < 0)
                 return false;
         t->served_share = model_nsec(ret, &t->served_all) / (double) t->served_all.nsec;
         /* Requests that had the device to themselves took what they cost on either kind: no less. */

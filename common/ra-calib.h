@@ -230,18 +230,6 @@ const char *ra_calib_source_to_string(RaCalibSource s);
 #define RA_CALIB_TRACE_MIN 4
 #define RA_CALIB_TRACE_INFLIGHT 32
 #define RA_CALIB_TRACE_SERIAL_SHARE 0.5
-/*
- * Of the requests so timed, a class stands for what most of its latest
- * RA_CALIB_TRACE_RECENT took: the fastest of the slowest three quarters.
- * Not the fastest of all: where the tracer sees a completion late (handled
- * late, or coalesced with the next), the request after it seems served in
- * what is left of its time, and over hours such gaps come in every class
- * (the bench's ssd-ctrl with one reader: its fit of the fastest gaps
- * explained 1 % of the busy time). Where a device overlaps commands, most
- * of the gaps are shorter than what a request takes, and the share tells
- * it still.
- */
-#define RA_CALIB_TRACE_RECENT 32
 
 /*
  * A disk whose head moves (streams set) is traced otherwise: its own cache
@@ -288,15 +276,13 @@ typedef struct RaCalibTrace {
         uint64_t count[RA_CALIB_TRACE_CLASSES];
         bool changed; /* a class's fastest moved, or a class began to count, since the last fit */
 
-        /* Each request timed from when the device was free (above): the latest of each class, a ring... */
-        struct {
-                RaCalibSample recent[RA_CALIB_TRACE_RECENT];
-                uint64_t count;
-        } served[RA_CALIB_TRACE_CLASSES];
-        RaCalibTotal served_all; /* ...and all of them together */
-        RaCalibTotal alone;      /* the requests issued with nothing in flight, from their issue */
-        double served_share;     /* the last fit's: the share of served_all that their fit accounts for */
-        bool serial;             /* the last fit's: that fit is the model */
+        /* Each request timed from when the device was free (above), and all of them together. */
+        RaCalibSample served[RA_CALIB_TRACE_CLASSES];
+        uint64_t served_count[RA_CALIB_TRACE_CLASSES];
+        RaCalibTotal served_all;
+        RaCalibTotal alone;  /* the requests issued with nothing in flight, from their issue */
+        double served_share; /* the last fit's: the share of served_all that their fit accounts for */
+        bool serial;         /* the last fit's: that fit is the model */
 
         bool streams; /* a rotational disk: see above */
         struct {
