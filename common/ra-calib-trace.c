@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ra-calib.h"
 #include "ra-macro.h"
@@ -50,22 +52,18 @@ void ra_calib_trace_issue(RaCalibTrace *t, uint64_t sector, uint32_t kb, uint64_
         t->inflight[slot].kb = kb;
 }
 
-/* A sample into a table of classes: the fastest of each (per read, for a stream) once the class counts. */
-static void add_to(RaCalibTrace *t, RaCalibSample *fastest, uint64_t *count, RaCalibSample sample) {
+/* A sample into its class: the fastest of each (per read, for a stream) once the class counts. */
+static void add_sample(RaCalibTrace *t, RaCalibSample sample) {
         size_t k = size_class(sample.kb);
-        RaCalibSample *f = &fastest[k];
+        RaCalibSample *f = &t->fastest[k];
         uint32_t n = sample.reads > 1 ? sample.reads : 1, fn = f->reads > 1 ? f->reads : 1;
 
-        count[k]++;
+        t->count[k]++;
         if (f->nsec == 0 || sample.nsec / n < f->nsec / fn) {
                 *f = sample;
-                t->changed = t->changed || count[k] >= RA_CALIB_TRACE_MIN;
-        } else if (count[k] == RA_CALIB_TRACE_MIN)
+                t->changed = t->changed || t->count[k] >= RA_CALIB_TRACE_MIN;
+        } else if (t->count[k] == RA_CALIB_TRACE_MIN)
                 t->changed = true;
-}
-
-static void add_sample(RaCalibTrace *t, RaCalibSample sample) {
-        add_to(t, t->fastest, t->count, sample);
 }
 
 static void add_total(RaCalibTotal *total, uint32_t kb, uint64_t nsec) {
@@ -82,13 +80,25 @@ static void add_request(RaCalibTrace *t, uint32_t kb, uint64_t issued_ns, bool a
         if (alone)
                 add_total(&t->alone, kb, time_ns - issued_ns);
         if (time_ns > free_ns) {
+                size_t k = size_class(kb);
+                uint64_t n = t->served[k].count++;
+
                 add_total(&t->served_all, kb, time_ns - free_ns);
-                add_to(t, t->served, t->served_count,
-                       (RaCalibSample){ .kb = kb, .nsec = time_ns - free_ns });
-                /* Which fit is the model is judged again as the evidence doubles, once there is a fit. */
-                if (t->served_all.n >= 8 && (t->served_all.n & (t->served_all.n - 1)) == 0)
-                        for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++)
-                                t->changed = t->changed || t->count[k] >= RA_CALIB_TRACE_MIN;
+                if (t->served[k].fastest.nsec == 0 || time_ns - free_ns < t->served[k].fastest.nsec) {
+                        t->served[k].fastest = (RaCalibSample){ .kb = kb, .nsec = time_ns - free_ns };
+                        t->changed = t->changed || n + 1 >= RA_CALIB_TRACE_MIN;
+                }
+                t->served[k].recent[n % RA_CALIB_TRACE_RECENT].kb = kb;
+                t->served[k].recent[n % RA_CALIB_TRACE_RECENT].usec =
+                        (uint32_t) ((time_ns - free_ns + 500) / 1000);
+                /*
+                 * Which fit is the model is judged again as the evidence doubles, and as a class's
+                 * latest are all new, once there is a fit.
+                 */
+                if ((t->served_all.n >= 8 && (t->served_all.n & (t->served_all.n - 1)) == 0) ||
+                    (n + 1) % RA_CALIB_TRACE_RECENT == 0)
+                        for (size_t c = 0; c < RA_CALIB_TRACE_CLASSES; c++)
+                                t->changed = t->changed || t->count[c] >= RA_CALIB_TRACE_MIN;
         }
         if (time_ns > t->last_done_ns)
                 t->last_done_ns = time_ns;
@@ -153,14 +163,14 @@ void ra_calib_trace_take_turns(RaCalibTrace *t, RaCalibTurns *ret) {
 }
 
 /* The fit of a table's classes that count, with the jumps of a disk whose head moves; n 0: none counts. */
-static int fit_classes(const RaCalibTrace *t, const RaCalibSample *fastest, const uint64_t *count,
+static int fit_classes(const RaCalibTrace *t, const RaCalibSample *per_class, const uint64_t *count,
                        uint64_t when, RaCalib *ret) {
         RaCalibSample s[RA_CALIB_TRACE_CLASSES + RA_CALIB_TRACE_JUMPS];
         size_t n = 0;
 
         for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++)
                 if (count[k] >= RA_CALIB_TRACE_MIN)
-                        s[n++] = fastest[k];
+                        s[n++] = per_class[k];
         if (n == 0)
                 return -ENODATA;
         if (t->n_jumps >= RA_CALIB_TRACE_MIN)
@@ -176,23 +186,68 @@ static double model_nsec(const RaCalib *c, const RaCalibTotal *total) {
         return n * ra_calib_read_usec(c, (uint32_t) ((double) total->kb / n + 0.5), false) * 1000;
 }
 
+static int nsec_cmp(const void *a, const void *b) {
+        uint64_t x = ((const RaCalibSample *) a)->nsec, y = ((const RaCalibSample *) b)->nsec;
+
+        return (x > y) - (x < y);
+}
+
+/*
+ * The fit of each class's requests timed from when the device was free: the fastest (quarter false),
+ * or the fastest of the slowest three quarters of the latest (RA_CALIB_TRACE_RECENT); returns the
+ * share of all of them together that it accounts for, or -1 where fewer than two classes count.
+ */
+static double fit_served(const RaCalibTrace *t, bool quarter, uint64_t when, RaCalib *ret) {
+        RaCalibSample per_class[RA_CALIB_TRACE_CLASSES] = {};
+        uint64_t count[RA_CALIB_TRACE_CLASSES];
+        size_t classes = 0;
+
+        for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++) {
+                RaCalibSample s[RA_CALIB_TRACE_RECENT];
+                size_t n = t->served[k].count < RA_CALIB_TRACE_RECENT ? t->served[k].count
+                                                                      : RA_CALIB_TRACE_RECENT;
+
+                count[k] = t->served[k].count;
+                if (count[k] < RA_CALIB_TRACE_MIN)
+                        continue;
+                classes++;
+                if (!quarter) {
+                        per_class[k] = t->served[k].fastest;
+                        continue;
+                }
+                for (size_t i = 0; i < n; i++)
+                        s[i] = (RaCalibSample){ .kb = t->served[k].recent[i].kb,
+                                                .nsec = (uint64_t) t->served[k].recent[i].usec * 1000 };
+                qsort(s, n, sizeof(s[0]), nsec_cmp);
+                per_class[k] = s[n / 4];
+        }
+        /* One size alone: gaps as regular as one command at a time's come from readers evenly spaced too. */
+        if (classes < 2 || fit_classes(t, per_class, count, when, ret) < 0)
+                return -1;
+        return model_nsec(ret, &t->served_all) / (double) t->served_all.nsec;
+}
+
 /* Whether the requests timed from when the device was free fit one that serves a command at a time. */
 static bool served_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret) {
-        size_t classes = 0;
+        double share, alone;
+        RaCalib most;
 
         t->served_share = 0;
         t->serial = false;
-        for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++)
-                classes += t->served_count[k] >= RA_CALIB_TRACE_MIN;
-        /* One size alone: gaps as regular as one command at a time's come from readers evenly spaced too. */
-        if (t->streams || classes < 2 || fit_classes(t, t->served, t->served_count, when, ret) < 0)
+        if (t->streams)
                 return false;
-        t->served_share = model_nsec(ret, &t->served_all) / (double) t->served_all.nsec;
-        /* Requests that had the device to themselves took what they cost on either kind: no less. */
-        t->serial = t->served_share >= RA_CALIB_TRACE_SERIAL_SHARE &&
-                    (t->alone.n == 0 ||
-                     model_nsec(ret, &t->alone) >= RA_CALIB_TRACE_SERIAL_SHARE * (double) t->alone.nsec);
-        return t->serial;
+        share = fit_served(t, false, when, ret);
+        if (share < 0)
+                return false;
+        t->served_share = share;
+        alone = t->alone.n > 0 ? model_nsec(ret, &t->alone) / (double) t->alone.nsec : 1;
+        t->serial = share >= RA_CALIB_TRACE_SERIAL_SHARE && alone >= RA_CALIB_TRACE_SERIAL_SHARE;
+        if (!t->serial)
+                return false;
+        /* The kind told by the fastest; the model by most of each class. */
+        if (fit_served(t, true, when, &most) >= RA_CALIB_TRACE_SERIAL_SHARE)
+                *ret = most;
+        return true;
 }
 
 int ra_calib_trace_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret) {

@@ -335,9 +335,16 @@ void ra_store_traced(Manager *m, RaDisk *d) {
         if (ra_state_ensure(m->state, d->in.identity, &e) < 0)
                 return;
         first = e->traced.when == 0;
-        if (first || moved(e->traced.command_us, c.command_us) ||
-            moved(e->traced.bandwidth_kb_s, c.bandwidth_kb_s) || e->traced.n_points != c.n_points)
-                m->state_dirty = true;
+        /*
+         * A fit within a twentieth of the one in force changes nothing: refits come as often as
+         * a class's latest requests are all new (ra-calib.h), and each would otherwise be a
+         * new model on D-Bus.
+         */
+        if (!first && !moved(e->traced.command_us, c.command_us) &&
+            !moved(e->traced.bandwidth_kb_s, c.bandwidth_kb_s) && !moved(e->traced.jump_us, c.jump_us) &&
+            e->traced.n_points == c.n_points)
+                return;
+        m->state_dirty = true;
         e->traced = c;
         if (e->calib.when == 0)
                 d->calib = c;
