@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "ra-calib.h"
 #include "ra-macro.h"
@@ -87,10 +86,12 @@ static void add_request(RaCalibTrace *t, uint32_t kb, uint64_t issued_ns, bool a
                 if (t->served[k].fastest.nsec == 0 || time_ns - free_ns < t->served[k].fastest.nsec) {
                         t->served[k].fastest = (RaCalibSample){ .kb = kb, .nsec = time_ns - free_ns };
                         t->changed = t->changed || n + 1 >= RA_CALIB_TRACE_MIN;
-                }
+                } else if (n + 1 == RA_CALIB_TRACE_MIN)
+                        t->changed = true;
+                /* At least a microsecond: a fit weighs each point by its time, and none is free. */
                 t->served[k].recent[n % RA_CALIB_TRACE_RECENT].kb = kb;
                 t->served[k].recent[n % RA_CALIB_TRACE_RECENT].usec =
-                        (uint32_t) ((time_ns - free_ns + 500) / 1000);
+                        time_ns - free_ns < 1000 ? 1 : (uint32_t) ((time_ns - free_ns + 500) / 1000);
                 /*
                  * Which fit is the model is judged again as the evidence doubles, and as a class's
                  * latest are all new, once there is a fit.

@@ -241,7 +241,7 @@ const char *ra_calib_source_to_string(RaCalibSource s);
  * what is left of its time, and one such gap made a class's fastest on the
  * bench's ssd-ctrl, whose traced model was "0 us a command" (one in 97
  * late in tests/test-calib.c: 111 us and 361 MB/s for 250 and 270). The
- * quartile may not tell the kind: on a device overlapping commands evenly,
+ * quartile cannot tell the kind: on a device overlapping commands evenly,
  * the quartile of the gaps is near their mean and its fit explains most of
  * the busy time (docs/decisions.md).
  */
@@ -293,8 +293,7 @@ typedef struct RaCalibTrace {
         bool changed; /* since the last fit: a class's fastest moved or it began to count, the requests
                          timed from when the device was free doubled, or a class's latest are all new */
 
-        /* Each request timed from when the device was free (above): of each class the fastest, the latest...
-         */
+        /* Each request timed from when the device was free (above), by class... */
         struct {
                 RaCalibSample fastest;
                 struct {
@@ -304,8 +303,8 @@ typedef struct RaCalibTrace {
         } served[RA_CALIB_TRACE_CLASSES];
         RaCalibTotal served_all; /* ...and all of them together */
         RaCalibTotal alone;      /* the requests issued with nothing in flight, from their issue */
-        double served_share;     /* the last fit's: the share of served_all that their fit accounts for */
-        bool serial;             /* the last fit's: that fit is the model */
+        double served_share;     /* the last fit's: the share of served_all the fastest's fit accounts for */
+        bool serial; /* the last fit's: served time is the model (the fastest's or the latest's) */
 
         bool streams; /* a rotational disk: see above */
         struct {

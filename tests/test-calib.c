@@ -932,8 +932,8 @@ END_TEST
  * device was free, the fastest of a class is then such a one; the fit of
  * the fastest still makes the device one that serves a command at a time
  * (70 % of the busy time), but its model was 111 us and 361 MB/s, and on
- * the bench's ssd-ctrl with one reader "0 us a command" once. The model is
- * what most of each class's latest requests took.
+ * the bench's ssd-ctrl with four readers "0 us a command" once. The model
+ * is the lower quartile of each class's latest requests.
  */
 START_TEST(test_trace_serial_late) {
         static const uint32_t sizes[] = { 16, 64, 256, 1024 };
