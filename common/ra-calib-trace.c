@@ -51,18 +51,22 @@ void ra_calib_trace_issue(RaCalibTrace *t, uint64_t sector, uint32_t kb, uint64_
         t->inflight[slot].kb = kb;
 }
 
-/* A sample into its class: the fastest of each (per read, for a stream) once the class counts. */
-static void add_sample(RaCalibTrace *t, RaCalibSample sample) {
-        size_t k = size_class(sample.kb);
-        RaCalibSample *f = &t->fastest[k];
+/* A sample into its class's fastest f (per read, for a stream) and count: a refit once the class counts. */
+static void add_to(RaCalibTrace *t, RaCalibSample *f, uint64_t *count, RaCalibSample sample) {
         uint32_t n = sample.reads > 1 ? sample.reads : 1, fn = f->reads > 1 ? f->reads : 1;
 
-        t->count[k]++;
+        (*count)++;
         if (f->nsec == 0 || sample.nsec / n < f->nsec / fn) {
                 *f = sample;
-                t->changed = t->changed || t->count[k] >= RA_CALIB_TRACE_MIN;
-        } else if (t->count[k] == RA_CALIB_TRACE_MIN)
+                t->changed = t->changed || *count >= RA_CALIB_TRACE_MIN;
+        } else if (*count == RA_CALIB_TRACE_MIN)
                 t->changed = true;
+}
+
+static void add_sample(RaCalibTrace *t, RaCalibSample sample) {
+        size_t k = size_class(sample.kb);
+
+        add_to(t, &t->fastest[k], &t->count[k], sample);
 }
 
 static void add_total(RaCalibTotal *total, uint32_t kb, uint64_t nsec) {
@@ -80,14 +84,11 @@ static void add_request(RaCalibTrace *t, uint32_t kb, uint64_t issued_ns, bool a
                 add_total(&t->alone, kb, time_ns - issued_ns);
         if (time_ns > free_ns) {
                 size_t k = size_class(kb);
-                uint64_t n = t->served[k].count++;
+                uint64_t n = t->served[k].count;
 
                 add_total(&t->served_all, kb, time_ns - free_ns);
-                if (t->served[k].fastest.nsec == 0 || time_ns - free_ns < t->served[k].fastest.nsec) {
-                        t->served[k].fastest = (RaCalibSample){ .kb = kb, .nsec = time_ns - free_ns };
-                        t->changed = t->changed || n + 1 >= RA_CALIB_TRACE_MIN;
-                } else if (n + 1 == RA_CALIB_TRACE_MIN)
-                        t->changed = true;
+                add_to(t, &t->served[k].fastest, &t->served[k].count,
+                       (RaCalibSample){ .kb = kb, .nsec = time_ns - free_ns });
                 /* At least a microsecond: a fit weighs each point by its time, and none is free. */
                 t->served[k].recent[n % RA_CALIB_TRACE_RECENT].kb = kb;
                 t->served[k].recent[n % RA_CALIB_TRACE_RECENT].usec =
