@@ -5,21 +5,28 @@
 
 #include "ra-adapt-cost.h"
 
+/*
+ * One fitted from one size only has no command cost and cannot tell what a window
+ * costs: random read-around traced at 512 KiB on a loop device a cgroup throttles
+ * (tests/learning.sh) fitted 2.6 GB/s and nothing a command, and called its windows
+ * free. Nor can a flash device's traced fit with no command cost, where what its
+ * requests measured was their queue (ra-calib.h). What its kind costs stands until
+ * a fit says more.
+ */
+static bool blind(const RaAdaptLimits *l) {
+        return l->calib.bandwidth_kb_s == 0 || l->calib.n_points == 1 ||
+               (l->calib.source == RA_CALIB_TRACED && !l->rotational && l->calib.command_us == 0);
+}
+
 void ra_adapt_cost_model(const RaAdaptLimits *l, RaCalib *ret) {
-        /*
-         * One fitted from one size only has no command cost and cannot tell what a window
-         * costs: random read-around traced at 512 KiB on a loop device a cgroup throttles
-         * (tests/learning.sh) fitted 2.6 GB/s and nothing a command, and called its windows
-         * free. What its kind costs stands until a second size is seen.
-         */
-        if (l->calib.bandwidth_kb_s > 0 && l->calib.n_points != 1)
+        if (!blind(l))
                 *ret = l->calib;
         else
                 ra_calib_assumed(l->rotational, ret);
 }
 
 bool ra_adapt_cost_sure(const RaAdaptLimits *l) {
-        return l->calib.source != RA_CALIB_NONE && l->calib.bandwidth_kb_s > 0 && l->calib.n_points >= 2;
+        return l->calib.source != RA_CALIB_NONE && l->calib.n_points >= 2 && !blind(l);
 }
 
 /* The device's time for one read of kb, in as many commands as its largest request makes of it. */

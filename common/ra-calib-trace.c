@@ -256,10 +256,22 @@ int ra_calib_trace_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret) {
         int r;
 
         t->changed = false;
+        t->queued = false;
         if (!served_fit(t, when, ret)) {
+                RaCalib most;
+                double share;
+
                 r = fit_classes(t, t->fastest, t->count, when, ret);
                 if (r < 0)
                         return r;
+                /* No command cost: the time of the queue, not the device's (ra-calib.h). */
+                if (ret->command_us == 0 && ret->n_points >= 2 && !t->streams &&
+                    (share = fit_served(t, true, when, &most)) >= RA_CALIB_TRACE_SERIAL_SHARE &&
+                    most.command_us > 0) {
+                        *ret = most;
+                        t->queued = true;
+                        t->served_share = share;
+                }
         }
         ret->source = RA_CALIB_TRACED;
         return 0;

@@ -248,6 +248,24 @@ const char *ra_calib_source_to_string(RaCalibSource s);
 #define RA_CALIB_TRACE_RECENT 32
 
 /*
+ * Where the fastest do not tell one at a time, the fastest from issue are
+ * the model, unless their fit finds no command cost: larger requests that
+ * took longer than their size says waited behind others, and what the fit
+ * measured is the queue. Then the fit of most of each class's latest,
+ * timed from when the device was free, is the model where it accounts for
+ * the share above and finds a command cost. The bench's ssd-ctrl read by
+ * four readers from its first second: one completion in ten or twenty is
+ * seen late (traced there, 2026-11-29), the fastest timed from when the
+ * device was free explained 0-29 % of its busy time, and the fastest from
+ * issue said "0 us a command, 22 MiB/s" (250 us and 270 MB/s): its window
+ * stayed at 128 KiB for 2.6-2.9 s of a job that reads best at 1-2 MiB, and
+ * once through all five jobs of the bench's cell. On a device overlapping
+ * commands the latest are its throughput, each command's cost shared among
+ * those it serves at once: too cheap a command and too fast a MiB by about
+ * the same factor, so a window's growth is judged alike.
+ */
+
+/*
  * A disk whose head moves (streams set) is traced otherwise: its own cache
  * reads ahead of every request at the media's rate, so a request that
  * follows the last one is often answered from that cache, at the bus's
@@ -303,8 +321,10 @@ typedef struct RaCalibTrace {
         } served[RA_CALIB_TRACE_CLASSES];
         RaCalibTotal served_all; /* ...and all of them together */
         RaCalibTotal alone;      /* the requests issued with nothing in flight, from their issue */
-        double served_share;     /* the last fit's: the share of served_all the fastest's fit accounts for */
-        bool serial; /* the last fit's: served time is the model (the fastest's or the latest's) */
+        double served_share; /* the last fit's: the share of served_all the fastest's fit accounts for (the
+                                latest's, where queued) */
+        bool serial;         /* the last fit's: served time is the model (the fastest's or the latest's) */
+        bool queued;         /* the last fit's: not serial, but the fastest from issue queued (see above) */
 
         bool streams; /* a rotational disk: see above */
         struct {

@@ -355,7 +355,9 @@ void ra_store_traced(Manager *m, RaDisk *d) {
                 /* The share is how one was told from the other (ra-calib.h). */
                 (void) snprintf(how, sizeof(how),
                                 "%s; timed from when the device was free, busy time explained: %.0f%%",
-                                d->costs.serial ? "one command at a time" : "the fastest of each size",
+                                d->costs.serial   ? "one command at a time"
+                                : d->costs.queued ? "most of each size; the fastest from issue queued"
+                                                  : "the fastest of each size",
                                 100 * d->costs.served_share);
         log_full_errno(first && e->calib.when == 0 ? LOG_INFO : LOG_DEBUG, 0,
                        "%s: %s from its own requests (%s): %s.", d->name,

@@ -755,14 +755,18 @@ END_TEST
 /*
  * Where the model is sure a larger window saves nothing worth it (4 % of
  * the time in commands at 128 KiB), nothing is tried; where it cannot tell
- * (none, traced at one size only: no command cost, or streams that leave
- * the device idle by its model), a trial is.
+ * (none, traced at one size only: no command cost, traced on flash with
+ * no command cost: what its requests measured was their queue, or streams
+ * that leave the device idle by its model), a trial is.
  */
 START_TEST(test_grow_no_trial_when_sure) {
         RaCalib one_size = {
                 .when = 1, .source = RA_CALIB_TRACED, .bandwidth_kb_s = 120 * 1024, .n_points = 1
         };
-        const RaCalib *unsure[] = { &(const RaCalib){}, &one_size };
+        RaCalib queued = {
+                .when = 1, .source = RA_CALIB_TRACED, .bandwidth_kb_s = 22 * 1024, .n_points = 3
+        };
+        const RaCalib *unsure[] = { &(const RaCalib){}, &one_size, &queued };
         RaAdaptLimits l = modelled(&cheap_calibrated, false);
         RaObservation o;
         RaModel m = {};

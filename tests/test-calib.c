@@ -959,6 +959,42 @@ START_TEST(test_trace_serial_late) {
 END_TEST
 
 /*
+ * Four readers of a stream each on the bench's ssd-ctrl (one command at a
+ * time), one completion in ten seen 1 ms late, as traced there: timed from
+ * when the device was free, the fastest of each class is such a one and
+ * tells nothing, and from issue every request queued behind the others,
+ * the larger the longer, so that fit finds no command cost. Most of each
+ * class's latest are the model. On a device serving four at once nothing
+ * waits: the fastest from issue stand.
+ */
+START_TEST(test_trace_queued) {
+        static const uint32_t streams[] = { 256, 256, 256, 256, 256, 256, 256, 256, 256, 16, 64 };
+        Readers w = ssd_readers;
+        RaCalibTrace t = {};
+        RaCalib c;
+
+        w.kb = streams;
+        w.n_kb = ELEMENTSOF(streams);
+        w.late_every = 10;
+        w.late_us = 1000;
+        (void) trace_readers(&t, &w, 1000, 1000000);
+        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
+        ck_assert(!t.serial);
+        ck_assert(t.queued);
+        ck_assert_double_ge(t.served_share, RA_CALIB_TRACE_SERIAL_SHARE);
+        assert_model(&c, 250, 270);
+
+        w.depth = 4;
+        t = (RaCalibTrace){};
+        (void) trace_readers(&t, &w, 1000, 1000000);
+        ck_assert_int_eq(ra_calib_trace_fit(&t, 1, &c), 0);
+        ck_assert(!t.serial);
+        ck_assert(!t.queued);
+        assert_model(&c, 250, 270);
+}
+END_TEST
+
+/*
  * A 7200 rpm disk's stream with its own cache: the media reads on from the
  * first request at mb_s (reading ahead without end here), the bus answers
  * at bus_mb_s, and the reader issues each 512 KiB request gap_us after the
@@ -1082,6 +1118,7 @@ int main(void) {
         tcase_add_test(tc, test_trace_busy_queueing);
         tcase_add_test(tc, test_trace_serial_busy);
         tcase_add_test(tc, test_trace_serial_late);
+        tcase_add_test(tc, test_trace_queued);
         tcase_add_test(tc, test_trace_disk_cache);
         tcase_add_test(tc, test_trace_turns);
         suite_add_tcase(s, tc);
