@@ -90,6 +90,9 @@ class Daemon:
             notify.bind(notify_path)
             env = dict(os.environ, NOTIFY_SOCKET=notify_path, **self.env)
             argv = [self.binary, "--config", self.config]
+            # Every decision's reason and each model refit (bench/README.md).
+            if os.environ.get("RA_BENCH_DEBUG"):
+                argv.append("--debug")
             with open(self.log, "w") as out:
                 if self.log_levels:
                     st = os.fstat(out.fileno())

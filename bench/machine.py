@@ -213,6 +213,12 @@ def mount_tracefs():
 
 # --- the owner of it all -----------------------------------------------------
 
+def only_logs(directory, names):
+    """What RA_BENCH_KEEP leaves out of a copy: all but directories and logs."""
+    return [n for n in names
+            if not n.endswith(".log") and not os.path.isdir(os.path.join(directory, n))]
+
+
 class Interrupted(BaseException):
     """SIGTERM or SIGHUP: unwinds like Ctrl-C, so every finally block runs."""
 
@@ -254,6 +260,13 @@ class Machine:
                     log(f"bench: cleanup failed: {e}")
             for index in reversed(self.loops):
                 remove_loop(index)
+            keep = os.environ.get("RA_BENCH_KEEP")
+            if keep:
+                try:
+                    shutil.copytree(self.tmp, keep, dirs_exist_ok=True, symlinks=True,
+                                    ignore=only_logs)
+                except OSError as e:
+                    log(f"bench: cannot keep the logs in {keep}: {e}")
             shutil.rmtree(self.tmp, ignore_errors=True)
             if self.mounted_tracefs:
                 subprocess.run(["umount", TRACEFS])
