@@ -9,9 +9,10 @@
  * One fitted from one size only has no command cost and cannot tell what a window
  * costs: random read-around traced at 512 KiB on a loop device a cgroup throttles
  * (tests/learning.sh) fitted 2.6 GB/s and nothing a command, and called its windows
- * free. Nor can a flash device's traced fit with no command cost, where what its
- * requests measured was their queue (ra-calib.h). What its kind costs stands until
- * a fit says more.
+ * free. Nor can any flash device's traced fit that found no command cost: most
+ * often what its requests measured was their queue (ra-calib.h), and a device
+ * whose commands truly cost nothing (zram, a loop file in memory) is read for
+ * free by any window. What its kind costs stands until a fit says more.
  */
 static bool blind(const RaAdaptLimits *l) {
         return l->calib.bandwidth_kb_s == 0 || l->calib.n_points == 1 ||

@@ -75,14 +75,16 @@
 
 /*
  * The device's cost model: what was measured of it (at two sizes or more,
- * or given), or what is assumed of its kind.
+ * or given), or what is assumed of its kind. A flash device's traced fit
+ * with no command cost is not taken (ra-adapt-cost.c).
  */
 void ra_adapt_cost_model(const RaAdaptLimits *l, RaCalib *ret);
 
 /*
  * The model can tell what a window costs: measured (calibrated, or traced
  * from the device's own requests) at two sizes or more, so that a command's
- * cost is told apart from the transfer. One size alone gives no command cost.
+ * cost is told apart from the transfer. One size alone gives no command cost,
+ * and neither does a flash device's traced fit that found none.
  */
 bool ra_adapt_cost_sure(const RaAdaptLimits *l);
 

@@ -255,14 +255,16 @@ const char *ra_calib_source_to_string(RaCalibSource s);
  * timed from when the device was free, is the model where it accounts for
  * the share above and finds a command cost. The bench's ssd-ctrl read by
  * four readers from its first second: one completion in ten or twenty is
- * seen late (traced there, 2026-11-29), the fastest timed from when the
- * device was free explained 0-29 % of its busy time, and the fastest from
- * issue said "0 us a command, 22 MiB/s" (250 us and 270 MB/s): its window
- * stayed at 128 KiB for 2.6-2.9 s of a job that reads best at 1-2 MiB, and
- * once through all five jobs of the bench's cell. On a device overlapping
- * commands the latest are its throughput, each command's cost shared among
- * those it serves at once: too cheap a command and too fast a MiB by about
- * the same factor, so a window's growth is judged alike.
+ * seen late (docs/decisions.md), the fastest timed from when the device was
+ * free explained 0-29 % of its busy time, and the fastest from issue said
+ * "0 us a command, 22 MiB/s" (250 us and 270 MB/s): its window stayed at
+ * 128 KiB for 2.6-2.9 s of a job that reads best at 1-2 MiB, past the
+ * start of the next job. On a device overlapping commands the latest are
+ * its throughput, each command's cost shared among those it serves at
+ * once: too cheap a command and too fast a MiB by about the same factor,
+ * so whether a larger window pays is judged alike, but the device's busy
+ * time (how much of it the reads take, what random faults waste) is
+ * understated by that factor.
  */
 
 /*

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ra-adapt-cost.h"
 #include "ra-adapt-perf.h"
 #include "ra-adapt.h"
 #include "test-helpers.h"
@@ -767,9 +768,19 @@ START_TEST(test_grow_no_trial_when_sure) {
                 .when = 1, .source = RA_CALIB_TRACED, .bandwidth_kb_s = 22 * 1024, .n_points = 3
         };
         const RaCalib *unsure[] = { &(const RaCalib){}, &one_size, &queued };
+        RaCalib free_commands = queued;
         RaAdaptLimits l = modelled(&cheap_calibrated, false);
         RaObservation o;
         RaModel m = {};
+
+        /* No command cost is blind only where traced, and on flash. */
+        ck_assert(!ra_adapt_cost_sure(&(RaAdaptLimits){ .calib = queued }));
+        ck_assert(ra_adapt_cost_sure(&(RaAdaptLimits){ .calib = queued, .rotational = true }));
+        free_commands.source = RA_CALIB_CALIBRATED;
+        ck_assert(ra_adapt_cost_sure(&(RaAdaptLimits){ .calib = free_commands }));
+        free_commands = queued;
+        free_commands.command_us = 1;
+        ck_assert(ra_adapt_cost_sure(&(RaAdaptLimits){ .calib = free_commands }));
 
         for (unsigned i = 0; i < 30; i++) {
                 sequential_interval(128, 3500, 1, &o);

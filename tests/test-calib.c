@@ -968,13 +968,13 @@ END_TEST
  * waits: the fastest from issue stand.
  */
 START_TEST(test_trace_queued) {
-        static const uint32_t streams[] = { 256, 256, 256, 256, 256, 256, 256, 256, 256, 16, 64 };
+        static const uint32_t sizes[] = { 256, 256, 256, 256, 256, 256, 256, 256, 256, 16, 64 };
         Readers w = ssd_readers;
         RaCalibTrace t = {};
         RaCalib c;
 
-        w.kb = streams;
-        w.n_kb = ELEMENTSOF(streams);
+        w.kb = sizes;
+        w.n_kb = ELEMENTSOF(sizes);
         w.late_every = 10;
         w.late_us = 1000;
         (void) trace_readers(&t, &w, 1000, 1000000);
