@@ -382,6 +382,23 @@ static bool credit_throughput(RaModel *m, RaWorkload c, const RaObservation *o) 
         return under;
 }
 
+/*
+ * The class c has held long enough to act on without the cost model (see the
+ * header). The first move from a window no class has set, by sequential
+ * reads, needs only what judges the trial it makes: RA_ADAPT_SAMPLES
+ * intervals read under the window in force. No value is undone by it and
+ * no change is there to dwell after, and a trial is cheap where streams
+ * fill every window. A busy flash device never calibrated whose readers
+ * make one request size waited a third busy second for it (the bench's
+ * ssd-ctrl, tests/busy-grow.sh: 128 -> 512 KiB 3.5 s after its first
+ * reader, 2048 within 0.3 s of the trial once its model saw two sizes).
+ */
+static bool confirmed(const RaModel *m, RaWorkload c) {
+        if (m->set_by == RA_WORKLOAD_IDLE && c == RA_WORKLOAD_SEQUENTIAL)
+                return m->pending_count >= RA_ADAPT_SAMPLES;
+        return m->pending_count >= RA_ADAPT_CONFIRM && m->since_change >= RA_ADAPT_DWELL;
+}
+
 /* learned_kb becomes target, set by class c on the interval o (modelled: by the cost model). */
 static void take(RaModel *m, RaWorkload c, const RaObservation *o, uint32_t target, bool modelled,
                  const char reason[static RA_REASON_MAX]) {
@@ -463,7 +480,7 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         else if (c == RA_WORKLOAD_RANDOM && random_cut_due(m))
                 target = random_target(m, o, l, reason);
         modelled = target != 0;
-        if (!modelled && (m->pending_count < RA_ADAPT_CONFIRM || m->since_change < RA_ADAPT_DWELL))
+        if (!modelled && !confirmed(m, c))
                 return false;
 
         if (!modelled && c == RA_WORKLOAD_RANDOM)

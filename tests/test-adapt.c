@@ -817,6 +817,44 @@ START_TEST(test_grow_no_trial_when_sure) {
 }
 END_TEST
 
+/*
+ * The first move from a window no class has set: a trial once the window in
+ * force has RA_ADAPT_SAMPLES busy intervals to be judged against, not
+ * RA_ADAPT_CONFIRM (the bench's ssd-ctrl never calibrated, one request size:
+ * its model cannot tell). A later trial, after random reads set a value,
+ * waits for the confirmation and the dwell as before.
+ */
+START_TEST(test_first_trial_after_samples) {
+        RaCalib one_size = {
+                .when = 1, .source = RA_CALIB_TRACED, .bandwidth_kb_s = 140 * 1024, .n_points = 1
+        };
+        RaAdaptLimits l = modelled(&one_size, false);
+        RaObservation o;
+        RaModel m = {};
+        unsigned i;
+
+        for (i = 1; i < RA_ADAPT_SAMPLES; i++) {
+                sequential_interval(128, 1100, 1, &o);
+                ck_assert(!ra_adapt_update(&m, &o, &l));
+        }
+        sequential_interval(128, 1100, 1, &o);
+        ck_assert(ra_adapt_update(&m, &o, &l));
+        ck_assert_uint_eq(m.trial_kb, 512);
+        ck_assert_int_eq(m.set_by, RA_WORKLOAD_SEQUENTIAL);
+
+        /* Random faults cut it; streams after them wait the confirmation and the dwell. */
+        m = (RaModel){};
+        ck_assert_uint_eq(run_random(&l, 128, 1200, 1, 5, NULL, &m), 4);
+        for (i = 0; i < 100 && m.learned_kb == 4;) {
+                sequential_interval(4, 3840, 1, &o);
+                (void) ra_adapt_update(&m, &o, &l);
+                i++;
+        }
+        ck_assert_uint_gt(m.learned_kb, 4);
+        ck_assert_uint_ge(i, RA_ADAPT_CONFIRM);
+}
+END_TEST
+
 /* A quarter of a second of sequential_interval()'s reads (reads of them in it). */
 static void sequential_peek(uint32_t window_kb, uint64_t reads, RaObservation *ret) {
         sequential_interval(window_kb, reads, 1, ret);
@@ -1004,6 +1042,7 @@ int main(void) {
         tcase_add_test(tc, test_grow_on_turns);
         tcase_add_test(tc, test_grow_not_on_random);
         tcase_add_test(tc, test_grow_no_trial_when_sure);
+        tcase_add_test(tc, test_first_trial_after_samples);
         tcase_add_test(tc, test_peek_grows_when_sure);
         tcase_add_test(tc, test_peek_only_grows);
         tcase_add_test(tc, test_scan_after_cut_grows);
