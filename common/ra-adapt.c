@@ -384,17 +384,20 @@ static bool credit_throughput(RaModel *m, RaWorkload c, const RaObservation *o) 
 
 /*
  * The class c has held long enough to act on without the cost model (see the
- * header). The first move from a window no class has set, by sequential
- * reads, needs only what judges the trial it makes: RA_ADAPT_SAMPLES
- * intervals read under the window in force. No value is undone by it and
- * no change is there to dwell after, and a trial is cheap where streams
- * fill every window. A busy flash device never calibrated whose readers
- * make one request size waited a third busy second for it (the bench's
- * ssd-ctrl, tests/busy-grow.sh: 128 -> 512 KiB 3.5 s after its first
- * reader, 2048 within 0.3 s of the trial once its model saw two sizes).
+ * header). The first move from a window nothing was learned for (the prior,
+ * a calibration's or a fleet's value), by sequential reads, needs only the
+ * confirmation that sequential_target() asks of the window in force anyway:
+ * RA_ADAPT_SAMPLES intervals read under it, which judge the trial it makes.
+ * No learned value is undone by it, and a trial is cheap where streams fill
+ * every window. A busy flash device never calibrated whose readers make one
+ * request size waited a third busy second for it (the bench's ssd-ctrl,
+ * tests/busy-grow.sh: 128 -> 512 KiB 3.5 s after its first reader, 2048
+ * within 0.3 s of the trial once its model saw two sizes). A value restored
+ * from an earlier run (ra_adapt_restore()) was learned, by a class its
+ * record does not keep: it waits the whole confirmation.
  */
 static bool confirmed(const RaModel *m, RaWorkload c) {
-        if (m->set_by == RA_WORKLOAD_IDLE && c == RA_WORKLOAD_SEQUENTIAL)
+        if (m->learned_kb == 0 && c == RA_WORKLOAD_SEQUENTIAL)
                 return m->pending_count >= RA_ADAPT_SAMPLES;
         return m->pending_count >= RA_ADAPT_CONFIRM && m->since_change >= RA_ADAPT_DWELL;
 }

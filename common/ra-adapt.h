@@ -108,7 +108,7 @@
  * (idle ones between them neither count nor break it: a job of one-second
  * runs with pauses confirms over three runs) and a change must be
  * RA_ADAPT_DWELL busy intervals old before the next. The first move from a
- * window no class has set, by sequential reads, needs only the
+ * window nothing was learned for, by sequential reads, needs only the
  * RA_ADAPT_SAMPLES intervals that judge the trial it makes (ra-adapt.c).
  */
 
