@@ -4,9 +4,10 @@
 # within its budget and gets at least 1 MiB before its first job, and is not
 # measured again after a restart; the tiny-stick (505 KiB, 15 kB/s) is not read
 # at all, since no measurement moves the 4 KiB its size holds it at; a
-# rotational disk is measured only once it is awake and not while it is pinned, and keeps its prior (its head moves), at
-# its media's rate, not its cache's; other reads stop a calibration; and
-# calibrate = no turns it off. The models count what the reads cost.
+# rotational disk is measured only once it is awake and not while it is
+# pinned, and keeps its prior (its head moves), at its media's rate, not its
+# cache's; other reads stop a calibration; and calibrate = no turns it off.
+# The models count what the reads cost.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 ra_setup

@@ -420,6 +420,11 @@ static const RaCalib disk_model = { .command_us = 50, .bandwidth_kb_s = 16000000
 /* Seed 004's kind of SSD: 250 us a command, 2 GB/s. */
 static const RaCalib ssd_model = { .command_us = 250, .bandwidth_kb_s = 2000000000 / 1024 };
 
+/* Traced from one request size only: no command cost, so the model cannot tell. */
+static const RaCalib one_size = {
+        .when = 1, .source = RA_CALIB_TRACED, .bandwidth_kb_s = 120 * 1024, .n_points = 1
+};
+
 static RaAdaptLimits modelled(const RaCalib *model, bool rotational) {
         return (RaAdaptLimits){
                 .bounds = { 4, 8192 },
@@ -761,9 +766,6 @@ END_TEST
  * that leave the device idle by its model), a trial is.
  */
 START_TEST(test_grow_no_trial_when_sure) {
-        RaCalib one_size = {
-                .when = 1, .source = RA_CALIB_TRACED, .bandwidth_kb_s = 120 * 1024, .n_points = 1
-        };
         RaCalib queued = {
                 .when = 1, .source = RA_CALIB_TRACED, .bandwidth_kb_s = 22 * 1024, .n_points = 3
         };
@@ -841,20 +843,10 @@ static unsigned intervals_to_move(RaModel *m, const RaAdaptLimits *l, uint32_t w
  * trial after random reads set a value, wait for the confirmation as before.
  */
 START_TEST(test_first_trial_after_samples) {
-        RaCalib one_size = {
-                .when = 1, .source = RA_CALIB_TRACED, .bandwidth_kb_s = 140 * 1024, .n_points = 1
-        };
         RaAdaptLimits l = modelled(&one_size, false);
-        RaObservation o;
         RaModel m = {};
-        unsigned i;
 
-        for (i = 1; i < RA_ADAPT_SAMPLES; i++) {
-                sequential_interval(128, 1100, 1, &o);
-                ck_assert(!ra_adapt_update(&m, &o, &l));
-        }
-        sequential_interval(128, 1100, 1, &o);
-        ck_assert(ra_adapt_update(&m, &o, &l));
+        ck_assert_uint_eq(intervals_to_move(&m, &l, 128, 1100), RA_ADAPT_SAMPLES);
         ck_assert_uint_eq(m.trial_kb, 512);
         ck_assert_int_eq(m.set_by, RA_WORKLOAD_SEQUENTIAL);
 
@@ -893,9 +885,6 @@ static void sequential_peek(uint32_t window_kb, uint64_t reads, RaObservation *r
  * confirmations, which stay in whole intervals.
  */
 START_TEST(test_peek_grows_when_sure) {
-        RaCalib one_size = {
-                .when = 1, .source = RA_CALIB_TRACED, .bandwidth_kb_s = 120 * 1024, .n_points = 1
-        };
         RaAdaptLimits l = modelled(&one_size, false);
         RaObservation o;
         RaModel m = {};
