@@ -26,8 +26,11 @@
  * reads.
  */
 static void mark_beneath(Manager *m) {
-        for (size_t i = 0; i < m->n_disks; i++)
+        for (size_t i = 0; i < m->n_disks; i++) {
                 m->disks[i]->beneath_bdi = false;
+                m->disks[i]->bdi_switches = 0;
+                m->disks[i]->bdi_turns = (RaCalibTurns){};
+        }
         for (size_t i = 0; i < m->n_disks; i++) {
                 const RaDisk *b = m->disks[i];
 

@@ -147,6 +147,14 @@ typedef struct RaDisk {
 
         /* A disk or stack: a managed bdi reads through it, so its block requests are a file system's. */
         bool beneath_bdi;
+        /*
+         * Beneath a bdi: the turns its traced requests took between the
+         * file system's streams (RaTraceSummary.switches) and what they cost
+         * (RaCalibTurns), since the bdi took them. The bdi's window makes them
+         * fewer, so they are the bdi's evidence (ra-observe.c).
+         */
+        uint64_t bdi_switches;
+        RaCalibTurns bdi_turns;
 
         /*
          * Its cost model: its calibration (ra-calib-sched.c), else the model
