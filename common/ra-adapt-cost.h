@@ -66,10 +66,12 @@
  * 44 MB/s at 512 KiB, a window each 11.9 ms of which its 512 KiB take
  * 2.6 ms at the 205 MB/s one stream reads (9.3 ms a turn; never
  * calibrated, the model assumed says 5 ms and the turn 6.9), 87 at 2048
- * and 109 at 8192. Not counted: a read's wait for a write before it (only
- * reads are traced), and the turns of a dm or md device's bios, which are
- * not timed (its disks beneath are, and grow; the device on top is decided
- * by what it is and by trials).
+ * and 109 at 8192. A btrfs bdi's streams take their turns on the disks
+ * beneath, whose requests are traced: the disks keep the turns for the bdi
+ * (daemon/ra-observe.c). Not counted: a read's wait for a write before it
+ * (only reads are traced), and the turns of a dm or md device's bios, which
+ * are not timed (its disks beneath are, and grow; the device on top is
+ * decided by what it is and by trials).
  */
 #define RA_ADAPT_TURN_MIN_US 1000
 
