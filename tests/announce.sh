@@ -135,8 +135,8 @@ if [[ -c /dev/fuse && -x $RA_BUILDDIR/tests/ra-testfs ]]; then
 	ra_wait_for "path_of $fuse >/dev/null 2>&1" || ra_fail "no object for the FUSE bdi $fuse"
 	fpath=$(path_of "$fuse")
 	ra_wait_log "^$fuse: the FUSE server lowered the window to 32 KiB at INIT"
-	[[ $(cat "/sys/class/bdi/$fuse/read_ahead_kb") == 32 ]] ||
-		ra_fail "the FUSE bdi $fuse holds $(cat "/sys/class/bdi/$fuse/read_ahead_kb") KiB, not the server's 32"
+	[[ $(ra_bdi_kb "$fuse") == 32 ]] ||
+		ra_fail "the FUSE bdi $fuse holds $(ra_bdi_kb "$fuse") KiB, not the server's 32"
 	expect_once "a FUSE server's INIT answer" "$fpath" ReadAheadKB 32 TargetKB 32
 	ra_undo_mounts
 	ra_wait_log "^$fuse: unmounted"

@@ -38,11 +38,10 @@ ra_daemon_log_has "Tracing .*block requests through" || ra_fail "the tracer is n
 # Mounted afresh, with nothing of it in the page cache.
 mount -t btrfs "/dev/$dev" "$T/mnt" || ra_fail "cannot mount $dev"
 RA_MOUNTS+=("$T/mnt")
-bdi=$(basename "$(readlink "/sys/fs/btrfs/$(btrfs filesystem show --raw "$T/mnt" | sed -n 's/.*uuid: //p')/bdi")")
-bdi_kb() { cat "/sys/class/bdi/$bdi/read_ahead_kb"; }
+bdi=$(ra_btrfs_bdi "$T/mnt")
 ra_wait_for "'$RACONTROL' show $bdi >/dev/null 2>&1" || ra_fail "no object for $bdi: $("$RACONTROL" status)"
 ra_wait_log "^$bdi: read_ahead_kb"
-prior=$(bdi_kb)
+prior=$(ra_bdi_kb "$bdi")
 ((prior < 4096)) || ra_fail "$bdi: a prior of $prior KiB, already 4 MiB"
 
 readers=()
@@ -53,14 +52,14 @@ done
 start=${EPOCHREALTIME/./}
 grown=
 while kill -0 "${readers[@]}" 2>/dev/null; do
-	if (($(bdi_kb) >= 4096)); then
+	if (($(ra_bdi_kb "$bdi") >= 4096)); then
 		grown=${EPOCHREALTIME/./}
 		break
 	fi
 	((${EPOCHREALTIME/./} - start <= 20000000)) || break
 	sleep 0.05
 done
-kb=$(bdi_kb)
+kb=$(ra_bdi_kb "$bdi")
 kill "${readers[@]}" 2>/dev/null || true
 wait "${readers[@]}" 2>/dev/null || true
 ra_log "$bdi: $(grep "^$bdi: read_ahead_kb" "$T/daemon.log" | tr '\n' ' ')"

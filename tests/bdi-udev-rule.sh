@@ -24,7 +24,6 @@ bdis = $T/mnt
 state_dir = $T/state
 CONF
 ra_start_daemon
-bdi_kb() { cat "/sys/class/bdi/$1/read_ahead_kb"; }
 
 # As nfsrahead: 132 KiB, written a moment into the "add", after radaemon's
 # early write. Only btrfs bdis, and only while this test runs.
@@ -34,14 +33,14 @@ RULE
 
 mount -t btrfs "/dev/$a" "$T/mnt" || ra_fail "cannot mount $a"
 RA_MOUNTS+=("$T/mnt")
-bdi=$(basename "$(readlink "/sys/fs/btrfs/$(btrfs filesystem show --raw "/dev/$a" | sed -n 's/.*uuid: //p')/bdi")")
+bdi=$(ra_btrfs_bdi "/dev/$a")
 udevadm settle
 ra_wait_log "^$bdi: read_ahead_kb 132 -> [0-9]+ KiB \(prior, on udev\)" ||
 	ra_fail "$bdi: radaemon did not write its value after the rule's: $(grep "^$bdi:" "$T/daemon.log")"
 want=$(sed -nE "s/^$bdi: read_ahead_kb 132 -> ([0-9]+) KiB \(prior, on udev\).*/\1/p" "$T/daemon.log" | tail -n 1)
 # Two intervals: no write, no yield afterwards.
 sleep 2.5
-kb=$(bdi_kb "$bdi")
+kb=$(ra_bdi_kb "$bdi")
 [[ $kb == "$want" ]] || ra_fail "$bdi: sysfs holds $kb KiB, radaemon wrote $want: $(grep "^$bdi:" "$T/daemon.log")"
 ra_daemon_log_has "^$bdi: read_ahead_kb went from [0-9]+ to 132 KiB during its udev add event \(a udev rule" ||
 	ra_fail "$bdi: the rule's write is not logged as the bdi's starting value: $(grep "^$bdi:" "$T/daemon.log")"
@@ -61,7 +60,7 @@ echo 136 >"/sys/class/bdi/$bdi/read_ahead_kb"
 ra_wait_log "^$bdi: read_ahead_kb went from $want to 136 KiB behind radaemon's back; leaving it" ||
 	ra_fail "$bdi: a write after the add was not external: $(grep "^$bdi:" "$T/daemon.log")"
 sleep 1.5
-[[ $(bdi_kb "$bdi") == 136 ]] || ra_fail "$bdi: $(bdi_kb "$bdi") KiB, not the external 136"
+[[ $(ra_bdi_kb "$bdi") == 136 ]] || ra_fail "$bdi: $(ra_bdi_kb "$bdi") KiB, not the external 136"
 ra_ok "$bdi: a write after the add is external (136 KiB kept)"
 umount "$T/mnt" || ra_fail "cannot unmount $T/mnt"
 unset 'RA_MOUNTS[-1]'

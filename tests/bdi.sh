@@ -28,9 +28,6 @@ state_dir = $T/state
 CONF
 ra_start_daemon
 
-# The bdi of what is mounted at $1, and its read_ahead_kb.
-bdi_of() { basename "$(readlink "/sys/fs/btrfs/$(btrfs filesystem show --raw "$1" | sed -n 's/.*uuid: //p')/bdi")"; }
-bdi_kb() { cat "/sys/class/bdi/$1/read_ahead_kb"; }
 prop() {
 	local path
 	path=$(ra_busctl call org.radaemon.ReadAhead1 /org/radaemon/ReadAhead1 org.radaemon.ReadAhead1.Manager \
@@ -50,7 +47,7 @@ umount_btrfs() {
 # One device: the disk's prior, not 4 MiB.
 mkfs.btrfs -q -f "/dev/$a" >/dev/null
 mount_btrfs "/dev/$a" "$T/mnt"
-bdi=$(bdi_of "/dev/$a")
+bdi=$(ra_btrfs_bdi "/dev/$a")
 disk_prior=$(ra_kb "$a")
 ra_wait_for "show $bdi >/dev/null 2>&1" || ra_fail "no object for $bdi after mounting: $("$RACONTROL" status)"
 show "$bdi" >"$T/show.json"
@@ -62,7 +59,7 @@ assert d["transport"] == "btrfs" and d["identity"].startswith("btrfs:"), d
 assert d["source"] == "prior" and d["target_kb"] == int(sys.argv[3]), d
 assert "slowest device" in d["reason"], d
 PY
-ra_wait_for "[[ \$(bdi_kb $bdi) == $disk_prior ]]" || ra_fail "$bdi holds $(bdi_kb "$bdi"), not $disk_prior"
+ra_wait_for "[[ \$(ra_bdi_kb $bdi) == $disk_prior ]]" || ra_fail "$bdi holds $(ra_bdi_kb "$bdi"), not $disk_prior"
 [[ $(prop "$bdi" Beneath) == "1 \"$a\"" ]] || ra_fail "$bdi Beneath is $(prop "$bdi" Beneath)"
 "$RACONTROL" status | grep -qE "^$bdi +btrfs .* $disk_prior +prior" || ra_fail "status: $("$RACONTROL" status)"
 ra_ok "btrfs on $a: $bdi at $disk_prior KiB, $a's prior, not the kernel's 4096"
@@ -71,9 +68,9 @@ ra_ok "btrfs on $a: $bdi at $disk_prior KiB, $a's prior, not the kernel's 4096"
 umount_btrfs "$T/mnt"
 ra_wait_log "^$bdi: unmounted"
 mount_btrfs "/dev/$a" "$T/other"
-other=$(bdi_of "/dev/$a")
+other=$(ra_btrfs_bdi "/dev/$a")
 sleep 1 # a mount the daemon handles is handled within milliseconds: give it a second
-[[ $(bdi_kb "$other") == 4096 ]] || ra_fail "$other outside bdis= was changed to $(bdi_kb "$other")"
+[[ $(ra_bdi_kb "$other") == 4096 ]] || ra_fail "$other outside bdis= was changed to $(ra_bdi_kb "$other")"
 show "$other" >/dev/null 2>&1 && ra_fail "$other outside bdis= is managed"
 umount_btrfs "$T/other"
 ra_ok "unmounted: $bdi forgotten; $other at $T/other (not in bdis=) left at 4096"
@@ -81,9 +78,9 @@ ra_ok "unmounted: $bdi forgotten; $other at $T/other (not in bdis=) left at 4096
 # Two devices striped: twice the window; mirrored: one device's.
 mkfs.btrfs -q -f -d raid0 -m raid1 "/dev/$a" "/dev/$b" >/dev/null
 mount_btrfs "/dev/$a" "$T/mnt2"
-bdi=$(bdi_of "/dev/$a")
-ra_wait_for "[[ \$(bdi_kb $bdi) == $((2 * disk_prior)) ]]" ||
-	ra_fail "raid0 over two: $bdi holds $(bdi_kb "$bdi"), not $((2 * disk_prior)): $(show "$bdi")"
+bdi=$(ra_btrfs_bdi "/dev/$a")
+ra_wait_for "[[ \$(ra_bdi_kb $bdi) == $((2 * disk_prior)) ]]" ||
+	ra_fail "raid0 over two: $bdi holds $(ra_bdi_kb "$bdi"), not $((2 * disk_prior)): $(show "$bdi")"
 umount_btrfs "$T/mnt2"
 # raid0 over two partitions of one disk: a stripe read one at a time.
 ra_new_loop c 8G
@@ -101,33 +98,33 @@ partx -a "/dev/$c" || ra_fail "cannot add the partitions of $c"
 udevadm settle
 mkfs.btrfs -q -f -d raid0 -m raid1 "/dev/${c}p1" "/dev/${c}p2" >/dev/null
 mount_btrfs "/dev/${c}p1" "$T/mnt2"
-bdi=$(bdi_of "/dev/${c}p1")
+bdi=$(ra_btrfs_bdi "/dev/${c}p1")
 ra_wait_for "show $bdi >/dev/null 2>&1" || ra_fail "no object for $bdi"
 [[ $(prop "$bdi" Beneath) == "1 \"$c\"" ]] || ra_fail "$bdi Beneath is $(prop "$bdi" Beneath), not $c once"
-ra_wait_for "[[ \$(bdi_kb $bdi) == $disk_prior ]]" ||
-	ra_fail "raid0 over two partitions of $c: $bdi holds $(bdi_kb "$bdi"), not $disk_prior: $(show "$bdi")"
+ra_wait_for "[[ \$(ra_bdi_kb $bdi) == $disk_prior ]]" ||
+	ra_fail "raid0 over two partitions of $c: $bdi holds $(ra_bdi_kb "$bdi"), not $disk_prior: $(show "$bdi")"
 umount_btrfs "$T/mnt2"
 btrfs device scan --forget "/dev/${c}p1" "/dev/${c}p2" 2>/dev/null || true
 partx -d "/dev/$c" || ra_fail "cannot remove the partitions of $c"
 mkfs.btrfs -q -f -d raid1 -m raid1 "/dev/$a" "/dev/$b" >/dev/null
 mount_btrfs "/dev/$b" "$T/mnt2"
-bdi=$(bdi_of "/dev/$b")
-ra_wait_for "[[ \$(bdi_kb $bdi) == $disk_prior ]]" ||
-	ra_fail "raid1 over two: $bdi holds $(bdi_kb "$bdi"), not $disk_prior: $(show "$bdi")"
+bdi=$(ra_btrfs_bdi "/dev/$b")
+ra_wait_for "[[ \$(ra_bdi_kb $bdi) == $disk_prior ]]" ||
+	ra_fail "raid1 over two: $bdi holds $(ra_bdi_kb "$bdi"), not $disk_prior: $(show "$bdi")"
 uuid=$(show "$bdi" | python3 -c 'import json, sys; print(json.load(sys.stdin)["identity"])')
 ra_ok "two devices: raid0 $((2 * disk_prior)) KiB, raid1 $disk_prior KiB; raid0 over two partitions of one disk $disk_prior KiB"
 
 # A pin over D-Bus is kept under the file system's UUID: the next mount has it.
 "$RACONTROL" set "$bdi" 1024 >/dev/null || ra_fail "racontrol set $bdi 1024 failed"
-[[ $(bdi_kb "$bdi") == 1024 ]] || ra_fail "$bdi is $(bdi_kb "$bdi") after set 1024"
+[[ $(ra_bdi_kb "$bdi") == 1024 ]] || ra_fail "$bdi is $(ra_bdi_kb "$bdi") after set 1024"
 grep -qE "^device $uuid original=4096 pin=1024$" "$T/state/state" ||
 	ra_fail "the pin and the kernel's original are not in the state: $(cat "$T/state/state")"
 umount_btrfs "$T/mnt2"
 mount_btrfs "/dev/$b" "$T/mnt2"
-bdi=$(bdi_of "/dev/$b")
-ra_wait_for "[[ \$(bdi_kb $bdi) == 1024 ]]" || ra_fail "remounted: $bdi is $(bdi_kb "$bdi"), not the pinned 1024"
+bdi=$(ra_btrfs_bdi "/dev/$b")
+ra_wait_for "[[ \$(ra_bdi_kb $bdi) == 1024 ]]" || ra_fail "remounted: $bdi is $(ra_bdi_kb "$bdi"), not the pinned 1024"
 "$RACONTROL" auto "$bdi" >/dev/null || ra_fail "racontrol auto $bdi failed"
-ra_wait_for "[[ \$(bdi_kb $bdi) == $disk_prior ]]" || ra_fail "auto: $bdi is $(bdi_kb "$bdi")"
+ra_wait_for "[[ \$(ra_bdi_kb $bdi) == $disk_prior ]]" || ra_fail "auto: $bdi is $(ra_bdi_kb "$bdi")"
 ra_ok "pin: 1024 KiB kept under $uuid across a remount (new bdi $bdi); auto hands it back"
 
 # The configuration pins by mount point; Restore puts the kernel's value back.
@@ -140,9 +137,9 @@ state_dir = $T/state
 read_ahead_kb = 768
 CONF
 "$RACONTROL" reload >/dev/null || ra_fail "reload failed"
-ra_wait_for "[[ \$(bdi_kb $bdi) == 768 ]]" || ra_fail "[bdi:$T/mnt2] read_ahead_kb = 768: $bdi is $(bdi_kb "$bdi")"
+ra_wait_for "[[ \$(ra_bdi_kb $bdi) == 768 ]]" || ra_fail "[bdi:$T/mnt2] read_ahead_kb = 768: $bdi is $(ra_bdi_kb "$bdi")"
 "$RACONTROL" restore >/dev/null || ra_fail "racontrol restore failed"
-[[ $(bdi_kb "$bdi") == 4096 ]] || ra_fail "restore: $bdi is $(bdi_kb "$bdi"), not the kernel's 4096"
+[[ $(ra_bdi_kb "$bdi") == 4096 ]] || ra_fail "restore: $bdi is $(ra_bdi_kb "$bdi"), not the kernel's 4096"
 "$RACONTROL" reload >/dev/null || ra_fail "reload failed"
 umount_btrfs "$T/mnt2"
 ra_ok "[bdi:$T/mnt2] pins 768 KiB at a reload; restore puts back 4096"
@@ -153,9 +150,9 @@ at_return=0
 for ((i = 0; i < 200; i++)); do
 	mount -t btrfs "/dev/$b" "$T/mnt2" || ra_fail "mount $i failed"
 	RA_MOUNTS+=("$T/mnt2")
-	bdi=$(bdi_of "/dev/$b")
-	[[ $(bdi_kb "$bdi") == 768 ]] && at_return=$((at_return + 1))
-	ra_wait_for "[[ \$(bdi_kb $bdi) == 768 ]]" || ra_fail "mount $i: $bdi is $(bdi_kb "$bdi"), not 768"
+	bdi=$(ra_btrfs_bdi "/dev/$b")
+	[[ $(ra_bdi_kb "$bdi") == 768 ]] && at_return=$((at_return + 1))
+	ra_wait_for "[[ \$(ra_bdi_kb $bdi) == 768 ]]" || ra_fail "mount $i: $bdi is $(ra_bdi_kb "$bdi"), not 768"
 	umount "$T/mnt2" || ra_fail "umount $i failed"
 	unset 'RA_MOUNTS[-1]'
 done
@@ -168,7 +165,7 @@ ra_ok "200 mounts: 768 KiB every time; in place at the first look after mount(2)
 # bdi goes. The name is foreseen: the next bdi made this way is btrfs-(N+1)
 # after btrfs-N.
 mount_btrfs "/dev/$b" "$T/other"
-n=$(bdi_of "/dev/$b")
+n=$(ra_btrfs_bdi "/dev/$b")
 n=${n#btrfs-}
 umount_btrfs "$T/other"
 ra_config <<CONF
@@ -218,9 +215,9 @@ assert d["kind"] == "bdi" and d["file_system"] == "fuse.ra-testfs" and d["mount_
 assert d["transport"] == "fuse" and d["source"] == "prior" and "server" in d["reason"], d
 assert d["identity"] == "fuse:fuse.ra-testfs:ra-testfs@" + sys.argv[2], d
 PY
-[[ $(bdi_kb "$fuse") == 64 ]] || ra_fail "FUSE bdi $fuse holds $(bdi_kb "$fuse"), not the server's 64"
+[[ $(ra_bdi_kb "$fuse") == 64 ]] || ra_fail "FUSE bdi $fuse holds $(ra_bdi_kb "$fuse"), not the server's 64"
 "$RACONTROL" set "$fuse" 1024 >/dev/null || ra_fail "racontrol set $fuse 1024 failed"
-[[ $(bdi_kb "$fuse") == 1024 ]] || ra_fail "FUSE bdi $fuse is $(bdi_kb "$fuse") after set 1024"
+[[ $(ra_bdi_kb "$fuse") == 1024 ]] || ra_fail "FUSE bdi $fuse is $(ra_bdi_kb "$fuse") after set 1024"
 cat "$T/fuse/file-001" >/dev/null || ra_fail "cannot read from ra-testfs"
 umount "$T/fuse" || ra_fail "cannot unmount $T/fuse"
 unset 'RA_MOUNTS[-1]'
@@ -237,8 +234,8 @@ RA_MOUNTS+=("$T/fuse")
 fuse=$(mountpoint -d "$T/fuse")
 ra_wait_for "(( \$(grep -c 'lowered the window to 64 KiB at INIT' $T/daemon.log) > $lowered ))" ||
 	ra_fail "FUSE bdi $fuse: INIT's answer not seen as the server's: $(grep "^$fuse:" "$T/daemon.log" | tail -3)"
-ra_wait_for "[[ \$(bdi_kb $fuse) == 1024 ]]" ||
-	ra_fail "FUSE bdi $fuse is $(bdi_kb "$fuse") after INIT, not the pin's 1024"
+ra_wait_for "[[ \$(ra_bdi_kb $fuse) == 1024 ]]" ||
+	ra_fail "FUSE bdi $fuse is $(ra_bdi_kb "$fuse") after INIT, not the pin's 1024"
 umount "$T/fuse" || ra_fail "cannot unmount $T/fuse"
 unset 'RA_MOUNTS[-1]'
 ra_ok "FUSE: the pin, written before INIT and lowered by the answer to 64, written again"
@@ -268,13 +265,13 @@ ra_stop_daemon
 # the configuration's): the same prior as radaemon's, without radaemon.
 mkfs.btrfs -q -f "/dev/$a" >/dev/null
 mount_btrfs "/dev/$a" "$T/mnt"
-bdi=$(bdi_of "/dev/$a")
+bdi=$(ra_btrfs_bdi "/dev/$a")
 printf '[daemon]\ndevices = %s\nbdis = %s\nstate_dir = %s\n' "$a" "$bdi" "$T/helper-state" >"$T/helper.conf"
 out=$(ACTION=add "$RA_BUILDDIR/udev/radaemon-udev" --config "$T/helper.conf" --bdi "$bdi" 2>"$T/helper.err") ||
 	ra_fail "radaemon-udev --bdi $bdi failed: $(cat "$T/helper.err")"
 [[ $out == *"RADAEMON_FIRST_KB=$disk_prior"* && $out == *"RADAEMON_ORIGINAL_KB=4096"* ]] ||
 	ra_fail "radaemon-udev --bdi $bdi printed '$out' ($(cat "$T/helper.err"))"
-[[ $(bdi_kb "$bdi") == "$disk_prior" ]] || ra_fail "radaemon-udev --bdi: $bdi is $(bdi_kb "$bdi")"
+[[ $(ra_bdi_kb "$bdi") == "$disk_prior" ]] || ra_fail "radaemon-udev --bdi: $bdi is $(ra_bdi_kb "$bdi")"
 out=$("$RA_BUILDDIR/udev/radaemon-udev" --config "$T/helper.conf" --bdi btrfs-nonesuch 2>&1) ||
 	ra_fail "radaemon-udev --bdi of an unknown bdi failed: $out"
 umount_btrfs "$T/mnt"

@@ -80,6 +80,10 @@ ra_wait_for() {
 }
 
 ra_kb() { cat "/sys/block/$1/queue/read_ahead_kb"; }
+# ra_bdi_kb NAME: a bdi's read_ahead_kb ("btrfs-3", "0:52").
+ra_bdi_kb() { cat "/sys/class/bdi/$1/read_ahead_kb"; }
+# ra_btrfs_bdi PATH: the bdi of the btrfs on PATH, one of its devices or where it is mounted.
+ra_btrfs_bdi() { basename "$(readlink "/sys/fs/btrfs/$(btrfs filesystem show --raw "$1" | sed -n 's/.*uuid: //p')/bdi")"; }
 
 ra_wait_kb() {
 	ra_wait_for "[[ \$(ra_kb $1) == $2 ]]" ||
