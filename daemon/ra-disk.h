@@ -164,7 +164,8 @@ typedef struct RaDisk {
          * its counters last moved, which says a rotational disk is awake.
          */
         RaCalib calib;
-        RaCalibTrace costs; /* its traced requests' completions: its model where no calibration ran */
+        RaCalibTrace costs;     /* its traced requests' completions: its model where no calibration ran */
+        uint64_t costs_diskseq; /* the medium (diskseq) they are of: another starts them empty */
         bool calibrating;
         uint64_t calib_after;
         uint64_t active_usec;

@@ -365,14 +365,33 @@ bool ra_tune_restore(Manager *m, RaDisk *d, const char *why) {
         return done;
 }
 
+/*
+ * What its traced requests taught belongs to the medium that answered them:
+ * a loop device attached to another file, a card reader's next card, is
+ * another device under the same name (a new diskseq), and a fast medium's
+ * request classes would decide for a slow one (the bench's loop device
+ * reused for a disk after a stick kept "1280 KiB 40892 MiB/s" in its model
+ * and never cut a random reader). What the store keeps of an identity
+ * comes back with it (decide_once()).
+ */
+static void forget_costs(RaDisk *d) {
+        d->costs = (RaCalibTrace){ .streams = d->costs.streams };
+        d->costs_diskseq = d->in.attrs.diskseq;
+        d->bdi_switches = 0;
+        d->bdi_turns = (RaCalibTurns){};
+}
+
 void ra_tune_identified(Manager *m, RaDisk *d, const char *previous_identity) {
         uint32_t learned;
 
         ra_store_remember_original(m, d);
 
+        if (d->costs_diskseq != d->in.attrs.diskseq)
+                forget_costs(d);
         /* Another medium behind the name: start from what is known about it. */
         if (ra_streq(previous_identity, d->in.identity))
                 return;
+        forget_costs(d);
         d->model = (RaModel){};
         d->sampled.trace = (RaTraceAccount){};
         d->sampled.pcache = (RaPcacheAccount){ .page_kb = ra_page_kb() };

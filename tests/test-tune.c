@@ -231,6 +231,47 @@ START_TEST(test_original_kept_across_events) {
 }
 END_TEST
 
+/* Fills the disk's traced request classes as a medium that answers 1 MiB in 25 us would. */
+static void trace_fast_medium(RaDisk *d) {
+        uint64_t ns = 1000000;
+
+        for (uint64_t i = 0; i < 64; i++, ns += 100000) {
+                ra_calib_trace_issue(&d->costs, i * 2048, 1024, ns);
+                ra_calib_trace_complete(&d->costs, i * 2048, ns + 25000);
+        }
+        ck_assert_uint_gt(d->costs.count[0] + d->costs.served_all.n, 0);
+}
+
+static bool costs_empty(const RaDisk *d) {
+        return d->costs.served_all.n == 0 && d->costs.alone.n == 0 && d->costs.last_done_ns == 0;
+}
+
+/*
+ * One kernel device, media one after another (losetup -f reusing loop0, a
+ * card reader's next card): what one medium's requests taught is not the
+ * next one's model; the same medium read again keeps it.
+ */
+START_TEST(test_costs_follow_the_medium) {
+        ra_tune_disk(&core.m, vda, "add");
+        vda->in.attrs.diskseq = 7;
+        ra_tune_identified(&core.m, vda, vda->in.identity);
+
+        trace_fast_medium(vda);
+        ra_tune_identified(&core.m, vda, vda->in.identity);
+        ck_assert(!costs_empty(vda));
+
+        /* Another medium under the same name and identity (a loop device attached again). */
+        vda->in.attrs.diskseq = 8;
+        ra_tune_identified(&core.m, vda, vda->in.identity);
+        ck_assert(costs_empty(vda));
+
+        /* Another identity under the same name. */
+        trace_fast_medium(vda);
+        ra_tune_identified(&core.m, vda, "serial:OTHER-1");
+        ck_assert(costs_empty(vda));
+}
+END_TEST
+
 /* A disk gone from sysfs: nothing written, nothing failed. */
 START_TEST(test_gone) {
         uint32_t kb;
@@ -352,6 +393,7 @@ int main(void) {
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_write);
+        tcase_add_test(tc, test_costs_follow_the_medium);
         tcase_add_test(tc, test_write_waits_for_the_original);
         tcase_add_test(tc, test_drift_reassert_limit);
         tcase_add_test(tc, test_drift_reassert_window);
