@@ -38,6 +38,7 @@ static void found_field(void *userdata, const char *name, RaTraceField f) {
                 const char *name;
                 size_t offset;
         } fields[] = {
+                { "common_pid", offsetof(RaPcacheEventFormat, common_pid) },
                 { "i_ino", offsetof(RaPcacheEventFormat, i_ino) },
                 { "s_dev", offsetof(RaPcacheEventFormat, s_dev) },
                 { "index", offsetof(RaPcacheEventFormat, index) },
@@ -168,9 +169,9 @@ static bool fits(RaTraceField f, size_t length) {
 
 static bool parse_record(const RaPcacheEventFormat *f, RaPcacheKind k, const uint8_t *rec, size_t length,
                          uint64_t time_ns, RaPcacheEvent *ret) {
-        const RaTraceField all[] = { f->i_ino,      f->s_dev,      f->index,     f->size,
-                                     f->async_size, f->ra_pages,   f->mmap_miss, f->prev_pos,
-                                     f->req_count,  f->nr_to_read, f->order };
+        const RaTraceField all[] = { f->common_pid, f->i_ino,      f->s_dev,      f->index,
+                                     f->size,       f->async_size, f->ra_pages,   f->mmap_miss,
+                                     f->prev_pos,   f->req_count,  f->nr_to_read, f->order };
 
         for (size_t i = 0; i < ELEMENTSOF(all); i++)
                 if (!fits(all[i], length))
@@ -188,6 +189,7 @@ static bool parse_record(const RaPcacheEventFormat *f, RaPcacheKind k, const uin
                 .mmap_miss = (uint32_t) read_uint(rec, f->mmap_miss),
                 .prev_pos = f->prev_pos.size == 8 ? (int64_t) read_uint(rec, f->prev_pos) : -1,
                 .req_count = read_uint(rec, f->req_count),
+                .pid = f->common_pid.size == 4 ? (int32_t) read_uint(rec, f->common_pid) : 0,
         };
 
         switch (k) {

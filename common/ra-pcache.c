@@ -18,8 +18,16 @@ static void run_end(RaPcacheAccount *a, const RaPcacheStream *s, uint64_t window
                 a->now.waste_bytes += (s->run - 1) * page_bytes(a);
 }
 
+/*
+ * The fallback's page at index was read before by s since its last jump (its
+ * run): evicted, and read again. A file's first page is a new open.
+ */
+static bool run_rereads(const RaPcacheStream *s, uint64_t index) {
+        return index > 0 && s->next != UINT64_MAX && index < s->next && index >= s->next - s->run;
+}
+
 static RaPcacheStream *stream_get(RaPcacheAccount *a, const RaPcacheEvent *e, uint32_t window_kb) {
-        RaPcacheStream *stalest = &a->streams[0], *latest = NULL, *stalest_own = NULL;
+        RaPcacheStream *stalest = &a->streams[0], *latest = NULL, *stalest_own = NULL, *reread = NULL;
         unsigned own = 0;
 
         for (size_t i = 0; i < RA_PCACHE_STREAMS; i++) {
@@ -29,6 +37,8 @@ static RaPcacheStream *stream_get(RaPcacheAccount *a, const RaPcacheEvent *e, ui
                         /* The fallback's pages that follow one reader's go on with that reader. */
                         if (e->kind == RA_PCACHE_ADD && s->next == e->index)
                                 return s;
+                        if (e->kind == RA_PCACHE_ADD && !reread && run_rereads(s, e->index))
+                                reread = s;
                         own++;
                         if (!latest || s->last_seen > latest->last_seen)
                                 latest = s;
@@ -46,6 +56,9 @@ static RaPcacheStream *stream_get(RaPcacheAccount *a, const RaPcacheEvent *e, ui
          * RA_PCACHE_READERS takes a stream of its own. Past that, jumps are random reads and
          * go on in the file's stalest stream.
          */
+        /* ...and pages it read before, evicted since, go on with it too. */
+        if (reread)
+                return reread;
         if (latest && (e->kind != RA_PCACHE_ADD || own >= RA_PCACHE_READERS))
                 return e->kind == RA_PCACHE_ADD ? stalest_own : latest;
 
@@ -84,6 +97,20 @@ static void count_window(RaPcacheAccount *a, uint32_t ra_pages, uint64_t pages) 
                 }
 }
 
+/* s read in order this interval: one stream more, and its task. */
+static void count_stream(RaPcacheAccount *a, RaPcacheStream *s) {
+        if (s->seq_interval == a->interval + 1)
+                return;
+        s->seq_interval = a->interval + 1;
+        a->now.seq_streams++;
+        if (s->pid <= 0 || a->now.n_pids >= RA_PCACHE_PIDS)
+                return;
+        for (uint32_t i = 0; i < a->now.n_pids; i++)
+                if (a->now.pids[i] == s->pid)
+                        return;
+        a->now.pids[a->now.n_pids++] = s->pid;
+}
+
 /* Sequential bytes of s read under the window in force. */
 static void count_in_window(RaPcacheAccount *a, RaPcacheStream *s, uint64_t bytes) {
         a->now.window_bytes += bytes;
@@ -105,11 +132,24 @@ static void window_read(RaPcacheAccount *a, RaPcacheStream *s, uint64_t index, u
         case RA_CAUSE_SEQUENTIAL:
                 a->now.seq_reads++;
                 a->now.seq_bytes += bytes;
+                count_stream(a, s);
                 /* The window limits this file: a larger one would read more at once. */
                 if (s->ra_pages > 0 && pages * 10 >= (uint64_t) s->ra_pages * 9)
                         a->now.full_bytes += bytes;
-                if ((uint64_t) s->ra_pages * (page_bytes(a) / 1024) == window_kb)
+                if ((uint64_t) s->ra_pages * (page_bytes(a) / 1024) == window_kb) {
                         count_in_window(a, s, bytes);
+                        /*
+                         * What it read since its last jump, missed and read again: evicted before
+                         * it was used. A fault's read-around starts before the fault, over pages
+                         * it may hold: only a read that missed says so.
+                         */
+                        if (s->pending_miss && index > 0 && s->next != UINT64_MAX && index < s->next &&
+                            index >= s->read_from)
+                                a->now.reread_bytes +=
+                                        (s->next - index < pages ? s->next - index : pages) * page_bytes(a);
+                }
+                if (s->next == UINT64_MAX || index > s->next || index < s->read_from)
+                        s->read_from = index;
                 count_window(a, s->ra_pages, pages);
                 break;
         case RA_CAUSE_FAULT_FIRST:
@@ -163,6 +203,22 @@ static void page_added(RaPcacheAccount *a, RaPcacheStream *s, const RaPcacheEven
         uint64_t window_pages = window_kb / (page_bytes(a) / 1024), bytes = e->nr * page_bytes(a);
         bool follows = s->next == e->index;
 
+        /*
+         * Pages of its run read again: evicted before they were used. The run goes on from
+         * there, as the reader does.
+         */
+        if (!follows && run_rereads(s, e->index)) {
+                if (s->next > s->reread_until)
+                        s->reread_until = s->next;
+                s->run -= s->next - e->index;
+                s->next = e->index;
+                follows = true;
+        }
+        if (!follows)
+                s->reread_until = 0;
+        else if (e->index < s->reread_until && s->epoch == a->epoch)
+                a->now.reread_bytes += bytes;
+
         if (!follows) {
                 /* A jump ends a run. */
                 run_end(a, s, window_pages);
@@ -194,6 +250,7 @@ static void page_added(RaPcacheAccount *a, RaPcacheStream *s, const RaPcacheEven
         if (s->batch_seq == 0)
                 a->now.seq_reads++;
         a->now.seq_bytes += bytes;
+        count_stream(a, s);
         /*
          * A readahead larger than the window: the file took a larger one at its open. One
          * seen before the window took its value may have taken a smaller one: see the header.
@@ -226,6 +283,8 @@ void ra_pcache_account_add(RaPcacheAccount *a, const RaPcacheEvent *e, uint32_t 
         }
         s = stream_get(a, e, window_kb);
         s->last_seen = a->clock;
+        if (e->pid > 0)
+                s->pid = e->pid;
         if (s->interval != a->interval + 1) {
                 s->interval = a->interval + 1;
                 a->now.files++;
@@ -250,11 +309,13 @@ void ra_pcache_account_add(RaPcacheAccount *a, const RaPcacheEvent *e, uint32_t 
                 }
                 s->req_count = e->req_count;
                 s->ra_pages = e->ra_pages;
+                s->pending_miss = true;
                 break;
         case RA_PCACHE_ASYNC:
                 count_request(a, e->req_count);
                 s->pending = RA_CAUSE_SEQUENTIAL;
                 s->ra_pages = e->ra_pages;
+                s->pending_miss = false;
                 break;
         case RA_PCACHE_FAULT:
                 /* Faults inside or right after what the file has read follow it. */
@@ -268,6 +329,7 @@ void ra_pcache_account_add(RaPcacheAccount *a, const RaPcacheEvent *e, uint32_t 
                         a->now.random_faults++;
                 }
                 s->req_count = 1;
+                s->pending_miss = false;
                 break;
         case RA_PCACHE_ORDER:
         case RA_PCACHE_UNBOUNDED:

@@ -88,8 +88,8 @@ const char *ra_pcache_kind_path(RaPcacheKind k);
 /* One event's record layout; id 0: the event is not there (or not readable). */
 typedef struct RaPcacheEventFormat {
         uint16_t id;
-        RaTraceField i_ino, s_dev, index, size, async_size, ra_pages, mmap_miss, prev_pos, req_count,
-                nr_to_read, order;
+        RaTraceField common_pid, i_ino, s_dev, index, size, async_size, ra_pages, mmap_miss, prev_pos,
+                req_count, nr_to_read, order;
 } RaPcacheEventFormat;
 
 typedef struct RaPcacheFormat {
@@ -121,6 +121,7 @@ typedef struct RaPcacheEvent {
         int64_t prev_pos;   /* bytes; -1: nothing read since the open */
         uint64_t req_count; /* pages the program asked for */
         uint64_t nr;        /* pages read: ra_order's size, ra_unbounded's nr_to_read, 1 << order added */
+        int32_t pid;        /* the task that read (common_pid); 0: not known */
 } RaPcacheEvent;
 
 typedef void (*RaPcacheEventFn)(void *userdata, const RaPcacheEvent *e);
@@ -143,6 +144,8 @@ int ra_pcache_page_parse(const RaPcacheFormat *f, const void *page, size_t size,
  */
 #define RA_PCACHE_READERS 8
 #define RA_PCACHE_REQ_BUCKETS 12 /* one page << n */
+/* The tasks of an interval's sequential readers it names, for their memory limits (ra-adapt-memory.h). */
+#define RA_PCACHE_PIDS 8
 
 typedef enum RaPcacheCause {
         RA_CAUSE_NONE,
@@ -170,9 +173,14 @@ typedef struct RaPcacheStream {
         uint64_t held_interval; /* ...of this interval (+1) */
         uint64_t credited;      /* the last interval it was counted in window_files */
         RaPcacheCause pending;
+        bool pending_miss;  /* ...by a read that missed the cache (sync_ra), not a fault's read-around */
         uint64_t req_count; /* of the read that made pending */
         uint64_t last_seen;
-        uint64_t interval; /* the last interval it read in */
+        uint64_t interval;     /* the last interval it read in */
+        uint64_t seq_interval; /* the last interval it read in order in (+1) */
+        uint64_t read_from;    /* readahead events: where what it read in order up to next begins */
+        uint64_t reread_until; /* fallback: pages added before up to here, read again from a page before */
+        int32_t pid;           /* the task that read it last */
         bool used;
 } RaPcacheStream;
 
@@ -191,6 +199,17 @@ typedef struct RaPcacheSummary {
         uint64_t random_faults; /* mmap faults among random_reads */
         uint32_t req_kb;        /* the programs' usual read size (0: not known) */
         uint32_t stream_kb;     /* the window of the files that read the most in order */
+        /*
+         * Memory: streams that read in order, and the first RA_PCACHE_PIDS tasks
+         * that did; of seq_bytes, by files under the window in force, pages read
+         * again that their stream had read before, since its last jump: read
+         * ahead, evicted before they were used (ra-adapt-memory.h). A file read
+         * again from its first page is opened again, and not counted.
+         */
+        uint64_t seq_streams;
+        uint64_t reread_bytes;
+        int32_t pids[RA_PCACHE_PIDS];
+        uint32_t n_pids;
 } RaPcacheSummary;
 
 typedef struct RaPcacheAccount {

@@ -440,6 +440,80 @@ START_TEST(test_model_tar_fallback) {
 }
 END_TEST
 
+static void event(RaPcacheAccount *a, RaPcacheKind kind, uint64_t index, uint64_t nr, uint32_t window_kb) {
+        static uint64_t clock_ns;
+
+        clock_ns += 1000;
+        ra_pcache_account_add(a,
+                              &(RaPcacheEvent){ .time_ns = clock_ns,
+                                                .kind = kind,
+                                                .s_dev = RECORDED_DEV,
+                                                .ino = 77,
+                                                .index = index,
+                                                .nr = nr,
+                                                .size = (uint32_t) nr,
+                                                .ra_pages = window_kb / 4,
+                                                .req_count = 32,
+                                                .prev_pos = index > 0 ? (int64_t) (index - 1) * 4096 : -1,
+                                                .pid = 4242 },
+                              window_kb);
+}
+
+/*
+ * Pages read ahead, evicted before they were read, read again: a stream
+ * reading at 1 MiB whose reader misses inside the window it read ahead
+ * (sync_ra at page 300 after windows to 512). Not a file read again from
+ * its first page (opened again), nor a fault's read-around, which starts
+ * before the fault over pages the cache may hold. The fallback sees the
+ * same as pages of a run added again.
+ */
+START_TEST(test_model_reread) {
+        RaPcacheAccount a = { .page_kb = 4 };
+        RaPcacheSummary s;
+
+        event(&a, RA_PCACHE_SYNC, 0, 256, 1024);
+        event(&a, RA_PCACHE_ORDER, 0, 256, 1024);
+        event(&a, RA_PCACHE_ASYNC, 192, 256, 1024);
+        event(&a, RA_PCACHE_ORDER, 256, 256, 1024);
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_eq(s.reread_bytes, 0);
+        ck_assert_uint_eq(s.seq_streams, 1);
+        ck_assert_uint_eq(s.n_pids, 1);
+        ck_assert_int_eq(s.pids[0], 4242);
+
+        event(&a, RA_PCACHE_SYNC, 300, 256, 1024);
+        event(&a, RA_PCACHE_ORDER, 300, 256, 1024);
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_eq(s.reread_bytes, (512 - 300) * 4096);
+
+        /* Opened again: from its first page. */
+        event(&a, RA_PCACHE_SYNC, 0, 256, 1024);
+        event(&a, RA_PCACHE_ORDER, 0, 256, 1024);
+        /* A fault's read-around, half a window before the fault. */
+        event(&a, RA_PCACHE_FAULT, 256, 1, 1024);
+        event(&a, RA_PCACHE_ORDER, 128, 256, 1024);
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_eq(s.reread_bytes, 0);
+
+        /* The fallback: a run of 512 pages, then 100 of them added again. */
+        a = (RaPcacheAccount){ .page_kb = 4 };
+        for (uint64_t i = 0; i < 512; i++)
+                event(&a, RA_PCACHE_ADD, i, 1, 1024);
+        for (uint64_t i = 300; i < 400; i++)
+                event(&a, RA_PCACHE_ADD, i, 1, 1024);
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_eq(s.reread_bytes, 100 * 4096);
+        ck_assert_uint_eq(s.random_reads, 0);
+        ck_assert_uint_eq(s.seq_streams, 1);
+
+        /* Read again from the start after the cache was dropped: no re-read. */
+        for (uint64_t i = 0; i < 512; i++)
+                event(&a, RA_PCACHE_ADD, i, 1, 1024);
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_eq(s.reread_bytes, 0);
+}
+END_TEST
+
 START_TEST(test_model_sqlite) {
         Recording r;
         RaPcacheSummary s;
@@ -1289,6 +1363,7 @@ static Suite *pcache_suite(void) {
         tcase_add_test(tc, test_model_tar_filemap);
         tcase_add_test(tc, test_model_tar_fallback);
         tcase_add_test(tc, test_model_sqlite);
+        tcase_add_test(tc, test_model_reread);
         tcase_add_test(tc, test_model_interleaved);
         tcase_add_test(tc, test_model_opened_before);
         tcase_add_test(tc, test_model_device_opened_before);
