@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ra-adapt-cost.h"
+#include "ra-adapt-memory.h"
 #include "ra-adapt-perf.h"
 #include "ra-adapt.h"
 #include "ra-util.h"
@@ -425,10 +426,21 @@ static void take(RaModel *m, RaWorkload c, const RaObservation *o, uint32_t targ
         m->since_change = 0;
 }
 
-bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l) {
-        RaWorkload c = ra_adapt_classify(o, l->max_sectors_kb);
+/* l with its cap lowered to the memory's bound (ra-adapt-memory.h), in *ret. */
+static const RaAdaptLimits *memory_bounded(const RaAdaptLimits *l, uint32_t memory_kb, RaAdaptLimits *ret) {
+        if (memory_kb == 0 || memory_kb >= l->size_cap_kb)
+                return l;
+        *ret = *l;
+        ret->size_cap_kb = memory_kb;
+        return ret;
+}
+
+bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *limits) {
+        RaWorkload c = ra_adapt_classify(o, limits->max_sectors_kb);
         char reason[RA_REASON_MAX] = "";
-        uint32_t target = 0;
+        const RaAdaptLimits *l = limits;
+        RaAdaptLimits bounded;
+        uint32_t target = 0, memory;
         bool modelled, split = m->split;
 
         /* An interval a peek moved the window in was read under two: it credits neither. */
@@ -471,6 +483,18 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
                 }
         }
 
+        /*
+         * Memory before anything else: a window its streams cannot hold reads the same data
+         * again and again, however many commands a larger one would save. Cut at once: the
+         * files opened next run under it.
+         */
+        memory = ra_adapt_memory_observe(m, o, limits, reason);
+        l = memory_bounded(limits, memory, &bounded);
+        if (memory > 0 && o->window_kb > memory && m->learned_kb != clamp_to_limits(memory, l)) {
+                take(m, c, o, clamp_to_limits(memory, l), true, reason);
+                return true;
+        }
+
         /* A trial is one while it is the window learned and in force (not pinned over, not moved since). */
         if (m->trial_kb != 0 && (m->trial_kb != m->learned_kb || m->trial_kb != o->window_kb))
                 m->trial_kb = 0;
@@ -508,8 +532,10 @@ bool ra_adapt_update(RaModel *m, const RaObservation *o, const RaAdaptLimits *l)
         return true;
 }
 
-bool ra_adapt_peek(RaModel *m, const RaObservation *o, const RaAdaptLimits *l) {
+bool ra_adapt_peek(RaModel *m, const RaObservation *o, const RaAdaptLimits *limits) {
         char reason[RA_REASON_MAX] = "";
+        RaAdaptLimits bounded;
+        const RaAdaptLimits *l = memory_bounded(limits, ra_adapt_memory_held_kb(m), &bounded);
         uint32_t target;
 
         /*

@@ -30,6 +30,10 @@
  *    or at the upper bound. Returning to a larger window measured before
  *    needs it to read 10 % faster than the one in force.
  *
+ * Above all of these, the memory a window holds (ra-adapt-memory.h): no
+ * window grows past what its streams' tasks can hold, and one that they
+ * cannot is cut at once.
+ *
  * A file takes the device's window when it is opened, so a new window shows
  * only in streams opened afterwards. Throughput is therefore credited to a
  * window only for intervals read (nearly) all by streams that started under
@@ -226,6 +230,8 @@ typedef struct RaAdaptLimits {
         uint32_t default_kb;     /* the kernel's value for it (its original); 0: 128 */
         RaCalib calib;           /* its cost model; bandwidth_kb_s 0: none, ra_calib_assumed() stands */
         bool rotational;         /* what it says it is, for ra_calib_assumed() */
+        uint64_t memory_kb;      /* what the interval's sequential readers may hold (ra-adapt-memory.h); 0:
+                                    unknown */
 } RaAdaptLimits;
 
 /* Sequential throughput seen with one window: the best interval of samples. */
@@ -260,6 +266,9 @@ typedef struct RaModel {
         unsigned trial_waited;  /* busy sequential intervals it stood with no file read under it */
         bool trial_paged;       /* proposed on page-cache evidence: only that judges it */
         bool split;             /* a peek moved learned_kb within the interval under way */
+
+        uint32_t memory_kb; /* the largest window the streams' memory allows (ra-adapt-memory.h); 0: none */
+        unsigned memory_at; /* busy when that last showed */
 
         RaPerf perf[RA_ADAPT_PERF_SLOTS];
         size_t n_perf;

@@ -8,6 +8,7 @@
 #include "ra-apply.h"
 #include "ra-context.h"
 #include "ra-log.h"
+#include "ra-memlimit.h"
 #include "ra-observe.h"
 #include "ra-registry.h"
 #include "ra-sampler.h"
@@ -160,6 +161,21 @@ static int observe_disk(Manager *m, RaDisk *d, const RaDiskStat *stat, uint32_t 
 }
 
 /*
+ * What the interval's sequential readers may hold: the tightest memory limit
+ * among the tasks the page cache named (ra-memlimit.h). A task gone, or
+ * hidden from the daemon, says nothing: its streams are judged by their
+ * re-reads alone (ra-adapt-memory.h). 0: none known.
+ */
+static uint64_t readers_memory_kb(const RaPcacheSummary *p) {
+        uint64_t kb = 0, one;
+
+        for (uint32_t i = 0; i < p->n_pids; i++)
+                if (ra_memlimit_task_kb("", p->pids[i], &one) >= 0 && (kb == 0 || one < kb))
+                        kb = one;
+        return kb;
+}
+
+/*
  * Feeds the adaptive policy; true when it learned a new value. Learning moves
  * only a value radaemon chose itself, and only when it writes: a step it
  * cannot try would be stored untested. Otherwise the workload is still named.
@@ -192,8 +208,11 @@ static bool learnable(Manager *m, RaDisk *d, const RaObservation *o, RaAdaptLimi
 static bool learn(Manager *m, RaDisk *d, const RaObservation *o) {
         RaAdaptLimits limits;
 
-        if (learnable(m, d, o, &limits))
+        if (learnable(m, d, o, &limits)) {
+                /* Not for a peek, which holds to the bound the intervals set. */
+                limits.memory_kb = readers_memory_kb(&o->pcache);
                 return ra_adapt_update(&d->model, o, &limits);
+        }
 
         d->model.workload = ra_adapt_classify(o, limits.max_sectors_kb);
         if (d->model.workload != RA_WORKLOAD_IDLE)
@@ -235,11 +254,13 @@ static void publish(RaDisk *d, const RaObservation *o) {
                 log_debug("%s: page cache: %" PRIu64 " files, %" PRIu64 " KiB in order (%" PRIu64
                           " KiB in full windows, %" PRIu64 " KiB under %" PRIu32 " KiB), %" PRIu64
                           " random reads (%" PRIu64 " faults) of %" PRIu64 " KiB, %" PRIu64
-                          " KiB unasked, reads of %" PRIu32 " KiB",
+                          " KiB unasked, reads of %" PRIu32 " KiB; %" PRIu64 " streams, %" PRIu64
+                          " KiB read again",
                           d->name, o->pcache.files, o->pcache.seq_bytes / 1024, o->pcache.full_bytes / 1024,
                           o->pcache.window_bytes / 1024, o->window_kb, o->pcache.random_reads,
                           o->pcache.random_faults, o->pcache.random_bytes / 1024,
-                          o->pcache.waste_bytes / 1024, o->pcache.req_kb);
+                          o->pcache.waste_bytes / 1024, o->pcache.req_kb, o->pcache.seq_streams,
+                          o->pcache.reread_bytes / 1024);
 }
 
 bool ra_observe_peekable(const Manager *m, const RaDisk *d) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ra-adapt-cost.h"
+#include "ra-adapt-memory.h"
 #include "ra-adapt-perf.h"
 #include "ra-adapt.h"
 #include "test-helpers.h"
@@ -748,6 +749,99 @@ START_TEST(test_grow_on_turns) {
 }
 END_TEST
 
+/*
+ * Sixteen streams taking turns on the disk of test_grow_on_turns, read by
+ * tasks limited to 64 MiB (a container): at the 1024 KiB prior they hold
+ * 32 MiB in windows, half of it; 512 KiB (a quarter) is taken at once,
+ * and the turns' growth to 8192 KiB never is while the limit binds, nor
+ * in the job's tail, when two streams are left, within RA_ADAPT_RECENT.
+ * With no limit known, the turns grow it as before.
+ */
+static void streams_interval(uint32_t window_kb, uint64_t streams, RaObservation *ret) {
+        turns_interval(window_kb, 84, 80, 11.9, ret);
+        ret->pcache.seq_streams = streams;
+        ret->pcache.files = streams;
+        ret->pcache.window_files = streams;
+}
+
+START_TEST(test_memory_budget) {
+        RaAdaptLimits l = modelled(&(const RaCalib){}, true);
+        RaObservation o;
+        RaModel m = {};
+
+        l.memory_kb = 64 * 1024;
+        streams_interval(1024, 16, &o);
+        ck_assert(ra_adapt_update(&m, &o, &l));
+        ck_assert_uint_eq(m.learned_kb, 512);
+        ck_assert_uint_eq(m.trial_kb, 0);
+        ck_assert_msg(strstr(m.reason, "16 streams") && strstr(m.reason, "64 MiB"), "%s", m.reason);
+
+        for (unsigned i = 0; i < 10; i++) {
+                streams_interval(512, 16, &o);
+                ck_assert(!ra_adapt_update(&m, &o, &l));
+        }
+        /* Two streams left: the budget would allow 4 MiB, but the bound holds. */
+        for (unsigned i = 0; i < 10; i++) {
+                streams_interval(512, 2, &o);
+                ck_assert(!ra_adapt_update(&m, &o, &l));
+        }
+        ck_assert_uint_eq(m.learned_kb, 512);
+
+        /* Unknown memory (the tasks hidden, or gone): the turns decide. */
+        m = (RaModel){};
+        l.memory_kb = 0;
+        streams_interval(1024, 16, &o);
+        ck_assert(ra_adapt_update(&m, &o, &l));
+        ck_assert_uint_ge(m.learned_kb, 4096);
+}
+END_TEST
+
+/*
+ * Streams whose pages are evicted before they are read, as sixteen `cat`
+ * in 64 MiB read at 8192 KiB (the device read 5297 MiB for 768): the window
+ * is halved at each interval that shows it, growth is held below what
+ * thrashed while it lasts, and a few pages read again (under 5 %) are not
+ * thrashing.
+ */
+START_TEST(test_memory_thrash) {
+        RaAdaptLimits l = modelled(&(const RaCalib){}, true);
+        RaObservation o;
+        RaModel m = {};
+
+        streams_interval(8192, 16, &o);
+        o.pcache.reread_bytes = o.pcache.seq_bytes * 85 / 100;
+        ck_assert(ra_adapt_update(&m, &o, &l));
+        ck_assert_uint_eq(m.learned_kb, 4096);
+        ck_assert_msg(strstr(m.reason, "read again 85%"), "%s", m.reason);
+
+        streams_interval(4096, 16, &o);
+        o.pcache.reread_bytes = o.pcache.seq_bytes * 30 / 100;
+        ck_assert(ra_adapt_update(&m, &o, &l));
+        ck_assert_uint_eq(m.learned_kb, 2048);
+
+        /* No more re-reads: the turns would take 8192 KiB, the bound holds at 2048. */
+        for (unsigned i = 0; i < 10; i++) {
+                streams_interval(2048, 16, &o);
+                ck_assert(!ra_adapt_update(&m, &o, &l));
+        }
+        ck_assert_uint_eq(m.learned_kb, 2048);
+        ck_assert(!ra_adapt_peek(&m, &o, &l));
+
+        /* Long after, with no pressure seen, the turns grow it again. */
+        for (unsigned i = 0; i < RA_ADAPT_RECENT + 1 && m.learned_kb == 2048; i++) {
+                streams_interval(2048, 16, &o);
+                (void) ra_adapt_update(&m, &o, &l);
+        }
+        ck_assert_uint_eq(m.learned_kb, 8192);
+
+        /* 4 % read again: a reader's seek back, not thrashing. */
+        m = (RaModel){};
+        streams_interval(1024, 16, &o);
+        o.pcache.reread_bytes = o.pcache.seq_bytes * 4 / 100;
+        ck_assert(!ra_adapt_memory_thrashes(&o));
+}
+END_TEST
+
 /* Random reads on the same device never grow it, however long they go on. */
 START_TEST(test_grow_not_on_random) {
         RaAdaptLimits l = modelled(&ctrl_calibrated, false);
@@ -1052,6 +1146,8 @@ int main(void) {
         tcase_add_test(tc, test_random_cheap_keeps_default);
         tcase_add_test(tc, test_grow_on_model);
         tcase_add_test(tc, test_grow_on_turns);
+        tcase_add_test(tc, test_memory_budget);
+        tcase_add_test(tc, test_memory_thrash);
         tcase_add_test(tc, test_grow_not_on_random);
         tcase_add_test(tc, test_grow_no_trial_when_sure);
         tcase_add_test(tc, test_first_trial_after_samples);
