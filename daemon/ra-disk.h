@@ -167,6 +167,7 @@ typedef struct RaDisk {
         RaCalibTrace costs;     /* its traced requests' completions: its model where no calibration ran */
         uint64_t costs_diskseq; /* the medium (diskseq) they are of: another starts them empty */
         bool calibrating;
+        unsigned calib_interrupted; /* calibrations stopped by other reads or writes this run */
         uint64_t calib_after;
         uint64_t active_usec;
         bool announced; /* the decision has been logged at info level */

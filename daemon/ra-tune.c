@@ -379,6 +379,7 @@ static void forget_costs(RaDisk *d) {
         d->costs_diskseq = d->in.attrs.diskseq;
         d->bdi_switches = 0;
         d->bdi_turns = (RaCalibTurns){};
+        d->calib_interrupted = 0;
 }
 
 void ra_tune_identified(Manager *m, RaDisk *d, const char *previous_identity) {
