@@ -246,6 +246,11 @@ static size_t utf8_char_len(const unsigned char *s) {
         return len;
 }
 
+/* C0 and DEL: a newline, a carriage return or an escape sequence moves a reader's line or cursor. */
+static bool is_control(unsigned char c) {
+        return c < 0x20 || c == 0x7f;
+}
+
 bool ra_utf8_is_valid(const char *s) {
         const unsigned char *p = (const unsigned char *) s;
 
@@ -259,11 +264,11 @@ bool ra_utf8_is_valid(const char *s) {
         return true;
 }
 
-char *ra_utf8_escape_invalid(const char *s) {
+/* Each byte becomes at most the four of "\xNN"; controls too when they would move a line. */
+static char *escape(const char *s, bool controls) {
         const unsigned char *p = (const unsigned char *) s;
         char *escaped, *q;
 
-        /* Each byte becomes at most the four of "\xNN". */
         escaped = malloc(strlen(s) * 4 + 1);
         if (!escaped)
                 return NULL;
@@ -271,7 +276,7 @@ char *ra_utf8_escape_invalid(const char *s) {
         for (q = escaped; *p;) {
                 size_t len = utf8_char_len(p);
 
-                if (len > 0) {
+                if (len > 0 && !(controls && is_control(*p))) {
                         q = mempcpy(q, p, len);
                         p += len;
                 } else
@@ -279,4 +284,19 @@ char *ra_utf8_escape_invalid(const char *s) {
         }
         *q = '\0';
         return escaped;
+}
+
+char *ra_utf8_escape_invalid(const char *s) {
+        return escape(s, false);
+}
+
+bool ra_text_is_plain(const char *s) {
+        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+                if (is_control(*p))
+                        return false;
+        return ra_utf8_is_valid(s);
+}
+
+char *ra_text_escape(const char *s) {
+        return escape(s, true);
 }

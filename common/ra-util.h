@@ -60,6 +60,16 @@ bool ra_device_name_is_valid(const char *name);
 bool ra_utf8_is_valid(const char *s);
 char *ra_utf8_escape_invalid(const char *s);
 
+/*
+ * For a line people read (the log, racontrol's tables): a name with a
+ * newline would forge a line of its own, "<0>" and all, and an escape
+ * sequence would reach the terminal. ra_text_escape() writes C0 controls and
+ * DEL as "\xNN" too, besides what is not UTF-8; ra_text_is_plain() says
+ * whether it would change anything. NULL on ENOMEM.
+ */
+bool ra_text_is_plain(const char *s);
+char *ra_text_escape(const char *s);
+
 /* The errors a device that went away shows, depending on the moment. */
 static inline bool ra_errno_is_gone(int r) {
         return r == -ENOENT || r == -ENXIO || r == -ENODEV;

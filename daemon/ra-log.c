@@ -30,14 +30,17 @@ static const char *const message_ids[_RA_LOG_KIND_MAX] = {
 
 /*
  * The journal's fields and messages are UTF-8: names from the kernel, udev
- * and mount tables are any bytes, so what is not UTF-8 is escaped as "\xNN"
- * (ra_utf8_escape_invalid()), as on D-Bus. *buf keeps the escaped copy.
+ * and mount tables are any bytes, so what is not UTF-8 is escaped as "\xNN",
+ * as on D-Bus. Control bytes too: a mount point that any user may choose
+ * holding "\n<0>" would otherwise be a line of its own, at the emergency
+ * level, and an escape sequence would reach the terminal of whoever reads the
+ * log (ra_text_escape()). *buf keeps the escaped copy.
  */
-static const char *as_utf8(const char *s, char **buf) {
-        if (!s || ra_utf8_is_valid(s))
+static const char *as_text(const char *s, char **buf) {
+        if (!s || ra_text_is_plain(s))
                 return s;
-        *buf = ra_utf8_escape_invalid(s);
-        return *buf ?: "(a message that is not UTF-8, and no memory to escape it)";
+        *buf = ra_text_escape(s);
+        return *buf ?: "(a message with bytes to escape, and no memory to escape them)";
 }
 
 /* JOURNAL_STREAM is "dev:ino" of the stream systemd connected to stderr. */
@@ -86,7 +89,7 @@ int ra_log_internal(int level, int error, const char *format, ...) {
         va_start(ap, format);
         (void) vsnprintf(msg, sizeof(msg), format, ap);
         va_end(ap);
-        text = as_utf8(msg, &escaped);
+        text = as_text(msg, &escaped);
 
         if (prefix_levels)
                 (void) fprintf(stderr, "<%d>%s\n", level, text);
@@ -113,10 +116,10 @@ int ra_log_disk_internal(int level, RaLogKind kind, const char *device, uint32_t
         va_end(ap);
 
         if (journal_native && ra_log_kind_message_id(kind))
-                r = sd_journal_send("MESSAGE=%s", as_utf8(msg, &escaped_msg), "PRIORITY=%i", level,
+                r = sd_journal_send("MESSAGE=%s", as_text(msg, &escaped_msg), "PRIORITY=%i", level,
                                     "MESSAGE_ID=%s", ra_log_kind_message_id(kind), "RADAEMON_DEVICE=%s",
-                                    as_utf8(device, &escaped_device), "RADAEMON_KB=%" PRIu32, kb,
-                                    "RADAEMON_SOURCE=%s", as_utf8(source ?: "", &escaped_source),
+                                    as_text(device, &escaped_device), "RADAEMON_KB=%" PRIu32, kb,
+                                    "RADAEMON_SOURCE=%s", as_text(source ?: "", &escaped_source),
                                     "SYSLOG_IDENTIFIER=%s", program_invocation_short_name, NULL);
         /* Not lost when the journal's socket cannot take it: the stream still can. */
         if (r < 0)

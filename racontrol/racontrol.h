@@ -111,6 +111,18 @@ void rc_print_learning(const char *evidence, const char *learning_off);
 int rc_device_read_property(RcDevice *d, const char *property, sd_bus_message *m);
 
 /*
+ * For people, not programs: a name any user may choose (a mount point, a
+ * backing file) holding a newline would forge a line of racontrol's output,
+ * and an escape sequence would reach the terminal. rc_text_escape() replaces
+ * *s by a copy with controls and what is not UTF-8 as "\xNN"
+ * (ra_text_escape()); rc_device_escape_text() does so for each of a device's
+ * strings, rc_print_text() prints one. JSON escapes them its own way.
+ */
+int rc_text_escape(char **s);
+int rc_device_escape_text(RcDevice *d);
+void rc_print_text(const char *s);
+
+/*
  * Says in one line on stderr why a call failed: radaemon is not running, no
  * such device, not permitted, bad value, or the bus's own message. Returns
  * RC_EXIT_FAILURE.

@@ -81,6 +81,32 @@ static const struct {
         { "Removable", 'b', offsetof(RcDevice, removable) },
 };
 
+int rc_text_escape(char **s) {
+        char *escaped;
+
+        if (!*s || ra_text_is_plain(*s))
+                return 0;
+        escaped = ra_text_escape(*s);
+        if (!escaped)
+                return -ENOMEM;
+        free(*s);
+        *s = escaped;
+        return 0;
+}
+
+int rc_device_escape_text(RcDevice *d) {
+        for (size_t i = 0; i < ELEMENTSOF(properties); i++) {
+                int r;
+
+                if (properties[i].type != 's')
+                        continue;
+                r = rc_text_escape((char **) ((char *) d + properties[i].offset));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int rc_device_read_property(RcDevice *d, const char *property, sd_bus_message *m) {
         char sig[2] = {};
         int r;
@@ -337,9 +363,17 @@ int rc_get_learning(RcContext *c, char **ret_evidence, char **ret_learning_off) 
         return 0;
 }
 
-int rc_report_error(const char *what, const sd_bus_error *error, int r) {
+int rc_report_error(const char *what_raw, const sd_bus_error *error, int r) {
         const char *name = error ? error->name : NULL;
-        const char *message = error && error->message ? error->message : strerror(r < 0 ? -r : r);
+        /* A message names what users named: escaped as the tables are. */
+        _cleanup_free_ char *what = ra_text_escape(what_raw ?: ""),
+                            *message = ra_text_escape(error && error->message ? error->message
+                                                                              : strerror(r < 0 ? -r : r));
+
+        if (!what || !message) {
+                fprintf(stderr, "racontrol: out of memory\n");
+                return RC_EXIT_FAILURE;
+        }
 
         if (sd_bus_error_has_names(error, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
                 fprintf(stderr, "racontrol: radaemon is not running (nobody owns %s on the system bus)\n",

@@ -62,8 +62,15 @@ int rc_resolve_target(RcContext *c, char **args) {
 void rc_print_path(const RcContext *c) {
         const RaPathObject *o = &c->path_object;
 
-        printf("%s: its files read with %s%s's window (%s on %s, mounted at %s)\n\n", c->path,
-               o->bdi ? "the bdi " : "", o->name, o->fs_type, o->source, o->mountpoint);
+        /* A FUSE mount's source and mount point are any user's choice. */
+        rc_print_text(c->path);
+        printf(": its files read with %s%s's window (", o->bdi ? "the bdi " : "", o->name);
+        rc_print_text(o->fs_type);
+        fputs(" on ", stdout);
+        rc_print_text(o->source);
+        fputs(", mounted at ", stdout);
+        rc_print_text(o->mountpoint);
+        fputs(")\n\n", stdout);
 }
 
 void rc_json_path_begin(const RcContext *c) {

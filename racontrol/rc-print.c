@@ -34,6 +34,17 @@ void rc_json_string(const char *s) {
         putchar('"');
 }
 
+void rc_print_text(const char *s) {
+        _cleanup_free_ char *escaped = NULL;
+
+        if (!s || ra_text_is_plain(s)) {
+                fputs(s ?: "", stdout);
+                return;
+        }
+        escaped = ra_text_escape(s);
+        fputs(escaped ?: "(a name with bytes to escape, and no memory to escape them)", stdout);
+}
+
 static void json_key(const char *key, bool first) {
         if (!first)
                 putchar(',');

@@ -41,6 +41,11 @@ int verb_calibrate(RcContext *c, char **args) {
         r = rc_get_device(c, args[0], &d);
         if (r != 0)
                 return r;
+        r = rc_device_escape_text(&d);
+        if (r < 0) {
+                rc_device_clear(&d);
+                return rc_report_error(args[0], NULL, r);
+        }
         printf("%s: %s\n%s: %" PRIu32 " KiB (%s): %s\n", args[0], figures, args[0], d.target_kb,
                d.source ?: "", d.reason ?: "");
         rc_device_clear(&d);

@@ -38,7 +38,7 @@ static int print_value(RcContext *c, sd_bus_message *m) {
                 if (r >= 0 && c->json)
                         rc_json_string(v.s);
                 else if (r >= 0)
-                        fputs(v.s, stdout);
+                        rc_print_text(v.s);
                 break;
         case 'u':
                 r = sd_bus_message_read_basic(m, 'u', &v.u);
@@ -110,8 +110,10 @@ static void begin_event(RcContext *c, const char *event, const char *name) {
                 rc_json_string(event);
                 fputs(",\"device\":", stdout);
                 rc_json_string(name);
-        } else
-                printf("%s: %s", name, event);
+        } else {
+                rc_print_text(name);
+                printf(": %s", event);
+        }
 }
 
 static void end_event(void) {

@@ -32,6 +32,13 @@ int verb_show(RcContext *c, char **args) {
                         putchar('}');
                 putchar('\n');
         } else {
+                r = rc_device_escape_text(&d);
+                if (r >= 0)
+                        r = rc_text_escape(&learning_off);
+                if (r < 0) {
+                        rc_device_clear(&d);
+                        return rc_report_error(args[0], NULL, r);
+                }
                 if (c->path)
                         rc_print_path(c);
                 rc_print_device(&d);

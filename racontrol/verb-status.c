@@ -75,9 +75,11 @@ static int print_absent_pins(RcContext *c, bool json) {
                         fputs(n > 0 ? ",{\"identity\":" : "{\"identity\":", stdout);
                         rc_json_string(identity);
                         printf(",\"pin_kb\":%" PRIu32 "}", kb);
-                } else
-                        printf("%s  %s: %" PRIu32 " KiB\n", n == 0 ? "\nPinned, not present:\n" : "",
-                               identity, kb);
+                } else {
+                        printf("%s  ", n == 0 ? "\nPinned, not present:\n" : "");
+                        rc_print_text(identity);
+                        printf(": %" PRIu32 " KiB\n", kb);
+                }
                 n++;
         }
         if (json)
@@ -128,6 +130,18 @@ int verb_status(RcContext *c, char **args) {
                         r = RC_EXIT_FAILURE;
                 fputs("}\n", stdout);
         } else {
+                for (size_t i = 0; r >= 0 && i < n; i++)
+                        r = rc_device_escape_text(&devices[i]);
+                if (r >= 0)
+                        r = rc_text_escape(&state_error);
+                if (r >= 0)
+                        r = rc_text_escape(&learning_off);
+                if (r < 0) {
+                        for (size_t i = 0; i < n; i++)
+                                rc_device_clear(&devices[i]);
+                        free(devices);
+                        return rc_report_error("status", NULL, r);
+                }
                 print_table(devices, n, mode, state_error, learning_off);
                 r = print_absent_pins(c, false);
                 if (rc_swap_status(c, false) != 0)

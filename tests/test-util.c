@@ -205,6 +205,44 @@ START_TEST(test_utf8_escape_any_bytes) {
 }
 END_TEST
 
+/* A line people read: controls escaped as well, so no name starts a line or moves the cursor. */
+START_TEST(test_text_escape) {
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+                { "", "" },
+                { "/mnt/usb \u20ac", "/mnt/usb \u20ac" },
+                /* A mount point forging a journal line of its own, at the emergency level. */
+                { "/home/u/x\n<0>FORGED radaemon: sda is failing",
+                  "/home/u/x\\x0a<0>FORGED radaemon: sda is failing" },
+                /* An escape sequence that would clear root's terminal; a carriage return; a tab; DEL. */
+                { "\x1b[2J\x1b[H", "\\x1b[2J\\x1b[H" },
+                { "a\rb\tc\x7f", "a\\x0db\\x09c\\x7f" },
+                /* And what is not UTF-8, as before. */
+                { "caf\xe9\x01", "caf\\xe9\\x01" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *out = ra_text_escape(cases[i].in);
+
+                ck_assert_ptr_nonnull(out);
+                ck_assert_msg(strcmp(out, cases[i].out) == 0, "case %zu: got '%s', want '%s'", i, out,
+                              cases[i].out);
+                ck_assert(ra_text_is_plain(out));
+                ck_assert(ra_text_is_plain(cases[i].in) == (strcmp(cases[i].in, cases[i].out) == 0));
+        }
+        /* Every single byte: plain exactly when printable, and plain once escaped. */
+        for (unsigned a = 1; a < 256; a++) {
+                _cleanup_free_ char *out = ra_text_escape((const char[]){ (char) a, '\0' });
+
+                ck_assert_ptr_nonnull(out);
+                ck_assert(ra_text_is_plain(out));
+                ck_assert(strchr(out, '\n') == NULL && strchr(out, '\x1b') == NULL);
+                ck_assert((strlen(out) == 1) == (a >= 0x20 && a < 0x7f));
+        }
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("util");
         TCase *tc = tcase_create("core");
@@ -218,6 +256,7 @@ int main(void) {
         tcase_add_test(tc, test_device_name_is_valid);
         tcase_add_test(tc, test_utf8_escape_invalid);
         tcase_add_test(tc, test_utf8_escape_any_bytes);
+        tcase_add_test(tc, test_text_escape);
         suite_add_tcase(s, tc);
 
         return test_run(s);
