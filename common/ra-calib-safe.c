@@ -139,6 +139,45 @@ bool ra_calib_reads_failed(const RaCalibDevice *d) {
                (uint64_t) d->commands_failed * RA_CALIB_FAILED_SHARE > d->commands_done;
 }
 
+void ra_calib_backing_from_mount(RaCalibDevice *d, const char *fstype, const char *options) {
+        const char *p = options;
+        long uid = -1;
+
+        (void) snprintf(d->backing_fstype, sizeof(d->backing_fstype), "%s", fstype ?: "");
+        /* "user_id=" at the start of an option, never inside another's value. */
+        while (p && *p) {
+                if (strncmp(p, "user_id=", 8) == 0) {
+                        uint32_t v;
+                        char buf[16];
+
+                        (void) snprintf(buf, sizeof(buf), "%.*s", (int) strcspn(p + 8, ","), p + 8);
+                        if (ra_parse_u32(buf, &v) >= 0)
+                                uid = (long) v;
+                        break;
+                }
+                p = strchr(p, ',');
+                p = p ? p + 1 : NULL;
+        }
+        d->backing_user = has_prefix(d->backing_fstype, "fuse") ? uid : -1;
+}
+
+/* A loop device's file whose reads cross a network: kernel clients, and FUSE's that do. */
+static bool backing_is_network(const char *fstype) {
+        static const char *const network[] = {
+                "nfs",          "nfs4",           "cifs",
+                "smb3",         "smbfs",          "9p",
+                "ceph",         "glusterfs",      "afs",
+                "fuse.sshfs",   "fuse.s3fs",      "fuse.rclone",
+                "fuse.gcsfuse", "fuse.glusterfs", "fuse.ceph-fuse",
+                "fuse.davfs",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(network); i++)
+                if (ra_streq(fstype, network[i]))
+                        return true;
+        return false;
+}
+
 const char *ra_calib_unsafe(const RaCalibDevice *d) {
         /* Block devices whose reads cross a network to a server, by their driver's names. */
         static const struct {
@@ -159,6 +198,10 @@ const char *ra_calib_unsafe(const RaCalibDevice *d) {
         /* NVMe over TCP, RDMA or Fibre Channel: a path away, whose loss queues reads. */
         if (d->fabric[0] && strcmp(d->fabric, "pcie") != 0 && strcmp(d->fabric, "loop") != 0)
                 return "a network block device (NVMe over a fabric)";
+        if (backing_is_network(d->backing_fstype))
+                return "a loop device over a file of a network file system";
+        if (d->backing_user > 0)
+                return "a loop device over a file of a FUSE server a user runs (it may stop answering)";
         if (d->cdrom || has_prefix(d->name, "sr") || d->scsi_type == 4 || d->scsi_type == 5 ||
             d->scsi_type == 7)
                 return "an optical drive";

@@ -17,10 +17,14 @@
  * rbd, drbd, AoE, iSCSI, NVMe over a fabric), optical drives (a read may
  * spin up and wait on the drive for a minute), zoned disks (a host-managed
  * zone fails reads past its write pointer), a suspended device-mapper
- * device (every read waits for its resume), a drive without a medium, and a
+ * device (every read waits for its resume), a drive without a medium, a
  * disk whose reads failed before radaemon read it (many of its commands
  * failed: each read radaemon made would fail too, and wake the kernel's
- * errors).
+ * errors), and a loop device whose file is on a network file system or
+ * served by a FUSE server a user runs: its reads wait on a server that may
+ * stop answering, and each calibration given up on leaves a process that
+ * cannot be killed until the server answers. A FUSE server root mounted is
+ * the administrator's, as a driver is (the bench's device model is one).
  */
 
 /* What decides whether a disk may be read; strings may be NULL or "" when unknown. */
@@ -41,11 +45,22 @@ typedef struct RaCalibDevice {
         /* A SCSI disk's commands since sd's probe zeroed the error count: done, and of them failed. */
         uint32_t commands_done;   /* device/iodone_cnt; 0: unknown (not SCSI) */
         uint32_t commands_failed; /* device/ioerr_cnt: an error status or sense, a unit attention too */
+
+        /* A loop device's file, by ra_calib_backing_from_mount(): where it is, who mounted that. */
+        char backing_fstype[64]; /* "ext4", "nfs4", "fuse.sshfs"; "" when not a loop device or unknown */
+        long backing_user;       /* a FUSE mount's user_id=; -1 when it says none */
 } RaCalibDevice;
 
-/* A RaCalibDevice with nothing known: scsi_type -1. */
+/* A RaCalibDevice with nothing known: scsi_type -1, no FUSE user. */
 #define RA_CALIB_DEVICE_INIT                                                                                \
-        { .scsi_type = -1 }
+        { .scsi_type = -1, .backing_user = -1 }
+
+/*
+ * A loop device's file is on the mount of fstype with options (mountinfo's
+ * file system type and super options, "rw,user_id=1000,group_id=1000"):
+ * sets d's backing_fstype and backing_user.
+ */
+void ra_calib_backing_from_mount(RaCalibDevice *d, const char *fstype, const char *options);
 
 /*
  * Reads the attributes above from a disk's /sys/block/<name> directory (the

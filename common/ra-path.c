@@ -94,7 +94,7 @@ static int object_of(const char *sysfs_root, struct libmnt_fs *fs, RaPathObject 
  * it, by name alone: libmount's own mnt_table_find_mountpoint() stats the
  * path, which a test's or a not yet mounted path does not have.
  */
-static struct libmnt_fs *find_mount(struct libmnt_table *table, const char *path) {
+struct libmnt_fs *ra_path_mount_of(struct libmnt_table *table, const char *path) {
         _cleanup_free_ char *p = strdup(path);
         struct libmnt_fs *fs;
         char *slash;
@@ -116,7 +116,7 @@ static bool awaits_mount(struct libmnt_table *fstab, const char *path, struct li
 
         if (!fstab)
                 return false; /* no fstab: what is mounted is all there is */
-        fs = find_mount(fstab, path);
+        fs = ra_path_mount_of(fstab, path);
         return fs && strlen(mnt_fs_get_target(fs)) > strlen(mnt_fs_get_target(mounted));
 }
 
@@ -147,7 +147,7 @@ int ra_path_object_in(const char *sysfs_root, const RaPathMounts *mounts, const 
         if (!path || path[0] != '/')
                 return -EINVAL;
 
-        fs = find_mount(mounts->mounted, path);
+        fs = ra_path_mount_of(mounts->mounted, path);
         if (!fs)
                 return -ENOENT;
         if (awaits_mount(mounts->fstab, path, fs))

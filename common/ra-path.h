@@ -6,6 +6,7 @@
 
 #include "ra-macro.h"
 
+struct libmnt_fs;
 struct libmnt_table;
 
 /*
@@ -56,6 +57,13 @@ int ra_path_mounts_load(const char *mountinfo, const char *fstab, RaPathMounts *
 void ra_path_mounts_clear(RaPathMounts *m);
 int ra_path_object_in(const char *sysfs_root, const RaPathMounts *mounts, const char *path,
                       RaPathObject *ret);
+
+/*
+ * The mount of table that holds path, the last one mounted there: by the
+ * path's text alone, component by component (no file is looked at, so a
+ * server that does not answer is not waited on). NULL when none does.
+ */
+struct libmnt_fs *ra_path_mount_of(struct libmnt_table *table, const char *path);
 
 /* A command-line or configuration argument meant as a path, not a device name. */
 bool ra_path_is_path(const char *s);

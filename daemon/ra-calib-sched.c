@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <libmount.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "ra-calib-sched.h"
 #include "ra-calib.h"
 #include "ra-log.h"
+#include "ra-path.h"
 #include "ra-policy.h"
 #include "ra-registry.h"
 #include "ra-state-store.h"
@@ -94,6 +96,20 @@ static const char *figures(const RaCalib *c, char *buf, size_t size) {
         return buf;
 }
 
+/*
+ * Whether a calibration given up on still waits on its read. None starts on
+ * radaemon's own meanwhile: the process of each one given up on can be
+ * killed only once its read returns, so devices that all wait on the same
+ * dead server (loop devices over its files) would leave one such process
+ * each. An administrator's Calibrate() still starts: they asked.
+ */
+static bool stuck(Manager *m) {
+        for (RaCalibJob *j = m->calibration; j; j = j->next)
+                if (j->abandoned)
+                        return true;
+        return false;
+}
+
 static void unlink_job(Manager *m, RaCalibJob *j) {
         for (RaCalibJob **p = &m->calibration; *p; p = &(*p)->next)
                 if (*p == j) {
@@ -124,7 +140,8 @@ static void finish(RaCalibJob *j, int error) {
                 /* Not again this run: a device that hung once is not risked again. */
                 d->calib_after = UINT64_MAX;
                 log_warning("%s: the device did not answer a calibration's read within %llu s: calibration "
-                            "given up, not tried again this run; it keeps its prior.",
+                            "given up, not tried again this run; it keeps its prior. No other calibration "
+                            "starts on its own until that read returns.",
                             d->name, READ_DEADLINE_USEC / 1000000);
         } else if (r < 0 || sh->error < 0) {
                 r = r < 0 ? r : sh->error;
@@ -194,7 +211,8 @@ static int on_exited(sd_event_source *s, int fd, uint32_t revents, void *userdat
         (void) waitpid(j->pid, &status, 0);
         unlink_job(j->manager, j);
         if (j->abandoned)
-                log_info("%s: the read a calibration gave up on has returned at last.", j->name);
+                log_info("%s: the read a calibration gave up on has returned at last%s.", j->name,
+                         stuck(j->manager) ? "" : "; calibrations start again");
         else
                 finish(j, WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ECHILD);
         return 0;
@@ -221,6 +239,22 @@ static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/*
+ * Where a loop device's file is, from its path and the mount table alone:
+ * asking the file (stat, or LOOP_GET_STATUS, which stats it) would wait on
+ * a server that has stopped answering, inside the event loop.
+ */
+static void loop_backing(const char *backing_file, RaCalibDevice *ret) {
+        _cleanup_(ra_path_mounts_clear) RaPathMounts mounts = {};
+        struct libmnt_fs *fs;
+
+        if (ra_path_mounts_load("/proc/self/mountinfo", NULL, &mounts) < 0)
+                return;
+        fs = ra_path_mount_of(mounts.mounted, backing_file);
+        if (fs)
+                ra_calib_backing_from_mount(ret, mnt_fs_get_fstype(fs), mnt_fs_get_fs_options(fs));
+}
+
 /* NULL when d may be calibrated; else why not. */
 static const char *unsafe(Manager *m, const RaDisk *d, RaCalibDevice *ret) {
         _cleanup_close_ int sysfd = -1;
@@ -244,6 +278,8 @@ static const char *unsafe(Manager *m, const RaDisk *d, RaCalibDevice *ret) {
         sysfd = ra_disk_open_sysfs(d);
         if (sysfd < 0 || ra_calib_device_read_sysfs(sysfd, ret) < 0)
                 return "a disk whose attributes cannot be read";
+        if (d->in.attrs.backing_file)
+                loop_backing(d->in.attrs.backing_file, ret);
         return ra_calib_unsafe(ret);
 }
 
@@ -342,7 +378,8 @@ void ra_calib_sched_consider(Manager *m, RaDisk *d, uint64_t now) {
         const char *why;
         int r;
 
-        if (!m->config->calibrate || ra_context_observing(m) || running(m, NULL) || d->kind != RA_KIND_DISK)
+        if (!m->config->calibrate || ra_context_observing(m) || running(m, NULL) || stuck(m) ||
+            d->kind != RA_KIND_DISK)
                 return;
         /* Anything that decides it but its prior: a pin, the configuration, a fleet, what it learned. */
         if (d->decision.source != RA_SOURCE_PRIOR || d->model.learned_kb > 0 || !d->in.identity)

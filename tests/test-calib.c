@@ -382,6 +382,47 @@ START_TEST(test_unsafe_each_kind) {
 }
 END_TEST
 
+/* A loop device's file: where it is decides, as the mount table says it. */
+START_TEST(test_unsafe_loop_backing) {
+        static const struct {
+                const char *fstype, *options;
+                bool safe;
+        } cases[] = {
+                { "ext4", "rw,errors=remount-ro", true },
+                { "xfs", "rw,attr2,inode64,user_id=7", true }, /* not FUSE's: user_id= means nothing */
+                /* A FUSE server root runs (the bench's device model), and one a user runs. */
+                { "fuse.ra-testfs", "rw,user_id=0,group_id=0", true },
+                { "fuseblk", "rw,user_id=0,group_id=0,allow_other", true },
+                { "fuse.ra-testfs", "rw,user_id=1000,group_id=1000", false },
+                { "fuse", "rw,group_id=1000,user_id=1000", false },
+                /* "user_id=" only as an option of its own. */
+                { "fuse.x", "rw,xuser_id=1000,user_id=0", true },
+                /* Network file systems, kernel clients and FUSE's, root's too. */
+                { "nfs4", "rw,vers=4.2,addr=10.0.0.1", false },
+                { "nfs", "rw", false },
+                { "cifs", "rw", false },
+                { "9p", "rw,trans=virtio", false },
+                { "fuse.sshfs", "rw,user_id=0,group_id=0", false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                RaCalibDevice d = local_disk("loop7");
+                const char *why;
+
+                d.syspath = "/sys/devices/virtual/block/loop7";
+                ra_calib_backing_from_mount(&d, cases[i].fstype, cases[i].options);
+                why = ra_calib_unsafe(&d);
+                ck_assert_msg(cases[i].safe == !why, "%s %s: %s", cases[i].fstype, cases[i].options,
+                              why ?: "safe");
+                ck_assert(!why || strstr(why, "a loop device over a file of"));
+        }
+        /* Nothing known of its file (no mount holds it): nothing refused for it. */
+        RaCalibDevice d = local_disk("loop7");
+        ra_calib_backing_from_mount(&d, NULL, NULL);
+        ck_assert_ptr_null(ra_calib_unsafe(&d));
+}
+END_TEST
+
 START_TEST(test_whole_blocks) {
         uint32_t s[RA_CALIB_POINTS_MAX];
         size_t n;
@@ -1124,6 +1165,7 @@ int main(void) {
         suite_add_tcase(s, tc);
         tc = tcase_create("safe");
         tcase_add_test(tc, test_unsafe_each_kind);
+        tcase_add_test(tc, test_unsafe_loop_backing);
         tcase_add_test(tc, test_whole_blocks);
         tcase_add_test(tc, test_pause);
         tcase_add_test(tc, test_read_sysfs);
