@@ -243,7 +243,7 @@ void ra_config_bdi_settings(const RaConfig *c, const char *const *keys, RaSettin
 }
 
 int ra_config_resolve_paths(RaConfig *c, const char *sysfs_root, const char *mountinfo, const char *fstab,
-                            bool *ret_changed) {
+                            char *const *chased, bool *ret_changed) {
         RaPathMounts mounts = {};
         bool changed = false;
         int r;
@@ -253,18 +253,31 @@ int ra_config_resolve_paths(RaConfig *c, const char *sysfs_root, const char *mou
                 _cleanup_free_ char *real = NULL;
                 RaPathObject o = {};
 
-                if (!s->path)
+                if (!s->path || (chased && !chased[i]))
                         continue;
+                if (chased)
+                        real = chased[i][0] ? strdup(chased[i]) : NULL;
+                else {
+                        r = ra_path_chase(s->glob, &real);
+                        if (r == -ENOMEM)
+                                return r;
+                        s->chase_error = r == -EPERM ? r : 0;
+                }
+                if (chased && chased[i][0] && !real)
+                        return -ENOMEM;
                 if (!mounts.mounted) {
                         r = ra_path_mounts_load(mountinfo, fstab, &mounts);
                         if (r < 0)
                                 return r;
                 }
 
-                /* Through its links where it exists (/srv a link to /data): mountinfo names the
-                 * target. */
-                real = realpath(s->glob, NULL);
-                r = ra_path_object_in(sysfs_root, &mounts, real ?: s->glob, &o);
+                /*
+                 * Through its links where it exists (/srv a link to /data): mountinfo names the
+                 * target. One refused names nothing.
+                 */
+                r = (chased ? !chased[i][0] : s->chase_error < 0)
+                            ? -EPERM
+                            : ra_path_object_in(sysfs_root, &mounts, real ?: s->glob, &o);
                 if (r == -ENOMEM) {
                         ra_path_mounts_clear(&mounts);
                         return r;

@@ -39,6 +39,7 @@ typedef struct RaDeviceSection {
         /* [path:PATH]: the object its files read with now (ra_config_resolve_paths); NULL: none yet */
         char *resolved;
         bool resolved_bdi;
+        int chase_error; /* why its path's links were not followed (ra_path_chase()); 0 when they were */
 } RaDeviceSection;
 
 typedef struct RaConfig {
@@ -93,11 +94,15 @@ int ra_config_read(const char *path, RaConfig **ret, char ***errors);
 /*
  * Finds again, for every [path:PATH] section, the object the files under
  * PATH read with (ra_path_object() over sysfs_root, mountinfo and fstab);
- * a path whose mount is not made yet resolves to nothing. ret_changed (may
- * be NULL) is set when any section now names another object than before.
+ * a path whose mount is not made yet resolves to nothing. chased holds, for
+ * each section, its path with the links resolved (ra_path_chase(), by the
+ * daemon in a child): NULL to keep what it names (its chase did not end in
+ * time), "" when its links were refused (it then names nothing); chased
+ * NULL: chased here. ret_changed (may be NULL) is set when any section now
+ * names another object than before.
  */
 int ra_config_resolve_paths(RaConfig *c, const char *sysfs_root, const char *mountinfo, const char *fstab,
-                            bool *ret_changed);
+                            char *const *chased, bool *ret_changed);
 
 /* True when name is in devices, not in ignore, and no section with ignore = yes is for it. */
 bool ra_config_manages(const RaConfig *c, const char *name);

@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libmount.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -20,6 +22,92 @@ void ra_path_object_clear(RaPathObject *o) {
         free(o->fs_type);
         free(o->source);
         *o = (RaPathObject){};
+}
+
+/* "a/b" + "/" + "c": *ret grown by one component (len bytes of name). */
+static int append(char **ret, const char *name, size_t len) {
+        char *s;
+
+        if (asprintf(&s, "%s/%.*s", *ret, (int) len, name) < 0)
+                return -ENOMEM;
+        free(*ret);
+        *ret = s;
+        return 0;
+}
+
+int ra_path_chase(const char *path, char **ret) {
+        _cleanup_free_ char *done = strdup(""), *todo = strdup(path ?: "");
+        unsigned links = 0;
+        bool missing = false;
+
+        *ret = NULL;
+        if (!done || !todo)
+                return -ENOMEM;
+        if (todo[0] != '/')
+                return -EINVAL;
+
+        for (size_t at = 0; todo[at];) {
+                const char *name = todo + at + strspn(todo + at, "/");
+                size_t len = strcspn(name, "/");
+                _cleanup_free_ char *next = NULL, *target = NULL, *rest = NULL;
+                struct stat st;
+                ssize_t n;
+                int r;
+
+                at = (size_t) (name - todo) + len;
+                if (len == 0 || (len == 1 && name[0] == '.'))
+                        continue;
+                if (len == 2 && name[0] == '.' && name[1] == '.') {
+                        char *slash = strrchr(done, '/');
+
+                        if (slash)
+                                *slash = '\0';
+                        continue;
+                }
+                next = strdup(done);
+                if (!next)
+                        return -ENOMEM;
+                r = append(&next, name, len);
+                if (r < 0)
+                        return r;
+                /* What is not there yet (a mount not made) is kept as written, as realpath -m does. */
+                if (!missing && lstat(next, &st) < 0) {
+                        if (errno != ENOENT && errno != ENOTDIR)
+                                return -errno;
+                        missing = true;
+                }
+                if (missing || !S_ISLNK(st.st_mode)) {
+                        free(done);
+                        done = TAKE_PTR(next);
+                        continue;
+                }
+
+                /* A link only root could have made; any other may be a user's, swapped in. */
+                if (st.st_uid != 0)
+                        return -EPERM;
+                if (++links > 40)
+                        return -ELOOP;
+                target = malloc(PATH_MAX);
+                if (!target)
+                        return -ENOMEM;
+                n = readlink(next, target, PATH_MAX - 1);
+                if (n < 0)
+                        return -errno;
+                target[n] = '\0';
+                /* The link's text, then what was left after it. */
+                if (asprintf(&rest, "%s/%s", target, todo + at) < 0) {
+                        rest = NULL;
+                        return -ENOMEM;
+                }
+                if (target[0] == '/')
+                        done[0] = '\0';
+                free(todo);
+                todo = TAKE_PTR(rest);
+                at = 0;
+        }
+
+        *ret = done[0] ? TAKE_PTR(done) : strdup("/");
+        return *ret ? 0 : -ENOMEM;
 }
 
 bool ra_path_is_path(const char *s) {

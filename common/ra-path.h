@@ -65,5 +65,17 @@ int ra_path_object_in(const char *sysfs_root, const RaPathMounts *mounts, const 
  */
 struct libmnt_fs *ra_path_mount_of(struct libmnt_table *table, const char *path);
 
+/*
+ * path (absolute) with its links resolved, component by component: a link is
+ * followed only when root owns it, as one a user owns (in a directory of
+ * theirs under a configured path) could be swapped in to move an
+ * administrator's value onto another disk: -EPERM then. What does not exist
+ * is kept as written (a mount not made yet). -ELOOP past 40 links, -EINVAL
+ * for a relative path. It asks each component of its file system, so it
+ * waits on a server that does not answer: the daemon calls it in a child
+ * with a deadline (daemon/ra-pathwatch.c).
+ */
+int ra_path_chase(const char *path, char **ret);
+
 /* A command-line or configuration argument meant as a path, not a device name. */
 bool ra_path_is_path(const char *s);

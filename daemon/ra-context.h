@@ -32,6 +32,7 @@ typedef struct Manager {
         sd_event_source *mountinfo_source; /* /proc/self/mountinfo changes: the map follows */
         struct RaBdiEarly *bdi_early;      /* btrfs bdis decided while their mount runs (ra-bdiwatch.c) */
         sd_event_source *paths_due;        /* the [path:] sections are resolved again (ra-pathwatch.c) */
+        pid_t paths_stuck; /* the child whose lookup of their paths passed its deadline; 0: none */
 
         char *config_path;  /* --config FILE, or NULL for the installed files */
         bool force_observe; /* --observe */

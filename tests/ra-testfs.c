@@ -27,7 +27,8 @@
  * --stall-while PATH makes it a device that stops answering: every read
  * waits for as long as PATH exists, as a network server that went away
  * would leave it. A loop device over one of its files then hangs whoever
- * reads it, in an uninterruptible wait, until the test removes PATH.
+ * reads it, in an uninterruptible wait, until the test removes PATH. So
+ * does the lookup of a name it does not have, as a path is resolved.
  */
 #define FUSE_USE_VERSION 312
 #include "config.h"
@@ -152,6 +153,14 @@ static void *testfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg) {
         return NULL;
 }
 
+/* Waits while --stall-while's path exists, looking every 10 ms. */
+static void stall(void) {
+        const struct timespec pause = { .tv_nsec = 10000000 };
+
+        while (fs.stall_while && access(fs.stall_while, F_OK) == 0)
+                (void) nanosleep(&pause, NULL);
+}
+
 static int testfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi) {
         unsigned i;
 
@@ -161,8 +170,11 @@ static int testfs_getattr(const char *path, struct stat *st, struct fuse_file_in
                 st->st_nlink = 2;
                 return 0;
         }
-        if (file_index(path, &i) < 0)
+        /* A name it does not have: looked up, as a path is resolved, it waits too. */
+        if (file_index(path, &i) < 0) {
+                stall();
                 return -ENOENT;
+        }
         st->st_mode = S_IFREG | 0444;
         st->st_nlink = 1;
         st->st_size = (off_t) (fs.size_mib << 20);
@@ -231,13 +243,6 @@ static void transfer(size_t size) {
                 ;
 }
 
-/* Waits while --stall-while's path exists, looking every 10 ms. */
-static void stall(void) {
-        const struct timespec pause = { .tv_nsec = 10000000 };
-
-        while (fs.stall_while && access(fs.stall_while, F_OK) == 0)
-                (void) nanosleep(&pause, NULL);
-}
 
 static int testfs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
         uint64_t file_size = fs.size_mib << 20;
@@ -287,8 +292,9 @@ static void help(void) {
                "                        trip alone, whatever its size). --delay-us 400\n"
                "                        --bandwidth-mbs 110 is sshfs over 1 GbE\n"
                "  --init-delay-ms D     answer INIT D milliseconds late (0 to 10000; default 0)\n"
-               "  --stall-while PATH    every read waits for as long as PATH exists: a server\n"
-               "                        that stopped answering (an absolute path)\n"
+               "  --stall-while PATH    every read, and the lookup of a name it does not have,\n"
+               "                        waits for as long as PATH exists: a server that\n"
+               "                        stopped answering (an absolute path)\n"
                "\n"
                "Without -f it returns once the mount answers. fusermount3 -u or umount stops it.\n"
                "\n");

@@ -143,7 +143,7 @@ START_TEST(test_sections) {
         ra_config_device_settings(c, "dm-3", &s);
         ck_assert_uint_eq(s.config_kb, 0);
 
-        ck_assert_int_eq(ra_config_resolve_paths(c, sys, mountinfo, fstab, &changed), 0);
+        ck_assert_int_eq(ra_config_resolve_paths(c, sys, mountinfo, fstab, NULL, &changed), 0);
         ck_assert(changed);
         ra_config_device_settings(c, "dm-3", &s);
         ck_assert_uint_eq(s.config_kb, 512);
@@ -159,12 +159,12 @@ START_TEST(test_sections) {
         ck_assert(ra_config_manages(c, "dm-3"));
 
         /* Resolved again with nothing moved: no change. */
-        ck_assert_int_eq(ra_config_resolve_paths(c, sys, mountinfo, fstab, &changed), 0);
+        ck_assert_int_eq(ra_config_resolve_paths(c, sys, mountinfo, fstab, NULL, &changed), 0);
         ck_assert(!changed);
 
         /* /srv unmounted, as fstab still mounts it: waiting for it, for nobody now. */
         test_write(dir, "mountinfo", "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n");
-        ck_assert_int_eq(ra_config_resolve_paths(c, sys, mountinfo, fstab, &changed), 0);
+        ck_assert_int_eq(ra_config_resolve_paths(c, sys, mountinfo, fstab, NULL, &changed), 0);
         ck_assert(changed);
         ra_config_device_settings(c, "dm-3", &s);
         ck_assert_uint_eq(s.config_kb, 0);
@@ -174,7 +174,7 @@ START_TEST(test_sections) {
         /* Out of fstab too: /srv/www is a directory of the root's now. */
         test_write(dir, "fstab",
                    "UUID=1234 / ext4 defaults 0 1\n/dev/sdd1 /not/mounted ext4 defaults 0 2\n");
-        ck_assert_int_eq(ra_config_resolve_paths(c, sys, mountinfo, fstab, &changed), 0);
+        ck_assert_int_eq(ra_config_resolve_paths(c, sys, mountinfo, fstab, NULL, &changed), 0);
         ck_assert(changed);
         ra_config_device_settings(c, "sda", &s);
         ck_assert_uint_eq(s.config_kb, 512);
@@ -192,6 +192,76 @@ START_TEST(test_bad_sections) {
 }
 END_TEST
 
+/* chase(path): ra_path_chase() of dir + path, with dir cut off the answer again. */
+static int chase(const char *path, char **ret) {
+        _cleanup_free_ char *full = NULL, *real = NULL;
+        int r;
+
+        *ret = NULL;
+        ck_assert_int_ge(asprintf(&full, "%s%s", dir, path), 0);
+        r = ra_path_chase(full, &real);
+        if (r < 0)
+                return r;
+        ck_assert_msg(strncmp(real, dir, strlen(dir)) == 0, "%s left %s", path, real);
+        *ret = strdup(real + strlen(dir));
+        return 0;
+}
+
+static const char *in_dir(const char *name) {
+        static char path[4200];
+
+        (void) snprintf(path, sizeof(path), "%s/%s", dir, name);
+        return path;
+}
+
+static void user_link(const char *name, const char *target, uid_t uid) {
+        char path[4200];
+
+        link_in(name, target);
+        (void) snprintf(path, sizeof(path), "%s/%s", dir, name);
+        ck_assert_int_eq(lchown(path, uid, uid), 0);
+}
+
+/* Links followed only when root's: a user's, in a directory of theirs, could be swapped in. */
+START_TEST(test_chase) {
+        char *real;
+
+        if (geteuid() != 0)
+                return; /* lchown to another user needs root; make check runs as root */
+        test_write(dir, "srv/data/db/base", "");
+        ck_assert_int_eq(mkdir(in_dir("srv/users"), 0755), 0);
+        link_in("srv/www", "data");
+        link_in("srv/abs", "/nowhere/x");
+        link_in("srv/up", "../srv/data/./db");
+        user_link("srv/users/alice", "../data", 1000);
+
+        ck_assert_int_eq(chase("/srv/data/db/base", &real), 0);
+        ck_assert_str_eq(real, "/srv/data/db/base");
+        free(real);
+        /* Root's links, relative, through "..", and what is not there yet kept as written. */
+        ck_assert_int_eq(chase("/srv/www/db", &real), 0);
+        ck_assert_str_eq(real, "/srv/data/db");
+        free(real);
+        ck_assert_int_eq(chase("/srv/up/base", &real), 0);
+        ck_assert_str_eq(real, "/srv/data/db/base");
+        free(real);
+        ck_assert_int_eq(chase("/srv//data/../www/not/mounted/yet", &real), 0);
+        ck_assert_str_eq(real, "/srv/data/not/mounted/yet");
+        free(real);
+        /* A user's link is refused, wherever it is on the way. */
+        ck_assert_int_eq(chase("/srv/users/alice", &real), -EPERM);
+        ck_assert_int_eq(chase("/srv/users/alice/db/base", &real), -EPERM);
+        /* Relative; a loop of links. */
+        ck_assert_int_eq(ra_path_chase("srv", &real), -EINVAL);
+        link_in("srv/loop", "loop");
+        ck_assert_int_eq(chase("/srv/loop/x", &real), -ELOOP);
+        /* An absolute target starts at the root again. */
+        ck_assert_int_eq(ra_path_chase(in_dir("srv/abs/y"), &real), 0);
+        ck_assert_str_eq(real, "/nowhere/x/y");
+        free(real);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("path");
         TCase *tc = tcase_create("path");
@@ -201,6 +271,7 @@ int main(void) {
         tcase_add_test(tc, test_is_path);
         tcase_add_test(tc, test_sections);
         tcase_add_test(tc, test_bad_sections);
+        tcase_add_test(tc, test_chase);
         suite_add_tcase(s, tc);
         return test_run(s);
 }
