@@ -281,7 +281,11 @@ static bool at_temporary_mount(const char *identity) {
 }
 
 bool ra_state_entry_is_stored(const RaStateEntry *e) {
-        if (e->pin_kb > 0 || e->learned_kb > 0)
+        if (e->pin_kb > 0)
+                return true;
+        if (ra_state_escaped_length(e->identity) > RA_STATE_IDENTITY_MAX)
+                return false;
+        if (e->learned_kb > 0)
                 return true;
         if (!e->has_original && e->calib.when == 0 && e->traced.when == 0 && !e->unknown && !e->unknown_more)
                 return false;
