@@ -131,7 +131,7 @@ static int apply_quota(const RaState *s, bool *keep) {
         for (size_t i = 0; i < s->n_entries; i++)
                 keep[i] = ra_state_entry_is_stored(&s->entries[i]);
 
-        users = malloc(s->n_entries * sizeof(*users));
+        users = malloc((s->n_entries ?: 1) * sizeof(*users));
         if (!users)
                 return -ENOMEM;
         for (size_t i = 0; i < s->n_entries; i++)
