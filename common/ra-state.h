@@ -96,7 +96,7 @@ typedef struct RaState {
 /* The format this release writes. */
 #define RA_STATE_VERSION 2u
 
-/* Entries beyond this are forgotten, the oldest unpinned first (ra_state_forget()). */
+/* Entries beyond this are forgotten, users' and the oldest unpinned first (ra_state_forget()). */
 #define RA_STATE_MAX_ENTRIES 10000u
 
 /*
@@ -210,8 +210,9 @@ int ra_state_touch(RaState *s, const char *identity, uint64_t now);
 
 /*
  * Forgets what is worth keeping no more: an entry not seen for max_age
- * seconds (0: kept however old), then the oldest while there are more than
- * max_entries. A pinned entry is never forgotten. An entry not known to be
+ * seconds (0: kept however old), then, while there are more than
+ * max_entries, those not stored, then those users made, then the rest, each
+ * the oldest first. A pinned entry is never forgotten. An entry not known to be
  * seen (from a file before version 2) counts as seen at now. Sets
  * *ret_expired and *ret_dropped (may be NULL) to the number forgotten for
  * each reason.

@@ -153,6 +153,40 @@ START_TEST(test_budget) {
 }
 END_TEST
 
+/*
+ * Past the entries' cap, a user's mounts go before the disks unplugged
+ * longest ago: 10,000 mounts of one user, newer than every disk, leave the
+ * 100 disks' originals.
+ */
+START_TEST(test_cap_users_first) {
+        _cleanup_(ra_state_freep) RaState *s = NULL;
+        _cleanup_free_ char *in = NULL;
+        size_t size = 0, dropped;
+        FILE *f = open_memstream(&in, &size);
+
+        ck_assert_ptr_nonnull(f);
+        for (unsigned i = 0; i < 100; i++)
+                fprintf(f, "device serial:disk%03u original=128\nmore serial:disk%03u seen=1764150000\n", i,
+                        i);
+        for (unsigned i = 0; i < RA_STATE_MAX_ENTRIES; i++)
+                fprintf(f,
+                        "device fuse:fuse.sshfs:h:@/home/u/m%05u original=128\n"
+                        "more fuse:fuse.sshfs:h:@/home/u/m%05u seen=1764160000 owner=1000\n",
+                        i, i);
+        ck_assert_int_eq(fclose(f), 0);
+
+        s = parse(in);
+        ra_state_forget(s, 1764170000, 0, RA_STATE_MAX_ENTRIES, NULL, &dropped);
+        ck_assert_uint_eq(dropped, 100);
+        for (unsigned i = 0; i < 100; i++) {
+                char id[32];
+
+                snprintf(id, sizeof(id), "serial:disk%03u", i);
+                ck_assert_msg(ra_state_find(s, id), "%s was forgotten before a user's mounts", id);
+        }
+}
+END_TEST
+
 /* A file of 70 MiB, a line of 5 MiB in it: read for its pins and originals, not refused. */
 static void write_oversized(const char *dir) {
         _cleanup_free_ char *path = NULL, *line = malloc(5 * 1024 * 1024);
@@ -228,6 +262,7 @@ int main(void) {
         tcase_add_test(tc, test_identity_cap);
         tcase_add_test(tc, test_user_quota);
         tcase_add_test(tc, test_budget);
+        tcase_add_test(tc, test_cap_users_first);
         tcase_add_test(tc, test_oversized_load);
         tcase_add_test(tc, test_oversized_load_only);
         suite_add_tcase(s, tc);
