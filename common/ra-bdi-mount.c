@@ -37,6 +37,29 @@ static uint32_t nfs_rsize_kb(struct libmnt_fs *fs) {
         return (uint32_t) (v / 1024);
 }
 
+/*
+ * The user a FUSE mount is for, from the super option the kernel shows
+ * ("user_id=1000"): fusermount, which lets any user mount, passes the
+ * caller's. Root's own mounts (user_id=0) are root's choice, not a user's.
+ */
+static void fuse_user(struct libmnt_fs *fs, RaBdi *b) {
+        const char *opts = mnt_fs_get_fs_options(fs);
+        char *value = NULL;
+        size_t len = 0;
+        char buf[16];
+        uint32_t uid;
+
+        if (!opts || mnt_optstr_get_option(opts, "user_id", &value, &len) != 0 || len == 0 ||
+            len >= sizeof(buf))
+                return;
+        memcpy(buf, value, len);
+        buf[len] = '\0';
+        if (ra_parse_u32(buf, &uid) < 0 || uid == 0 || uid == (uint32_t) -1)
+                return;
+        b->user_made = true;
+        b->user_id = (uid_t) uid;
+}
+
 /* The kernel name of a btrfs mount's source: "/dev/mapper/x" is "dm-0" where it resolves. */
 static void source_device_name(const char *source, char *buf, size_t size) {
         char resolved[PATH_MAX];
@@ -89,6 +112,8 @@ int ra_bdi_of_mount(const char *sysfs_root, struct libmnt_fs *fs, RaBdi *b) {
 
         if (b->kind == RA_BDI_NFS)
                 b->rsize_kb = nfs_rsize_kb(fs);
+        if (b->kind == RA_BDI_FUSE || b->kind == RA_BDI_FUSEBLK)
+                fuse_user(fs, b);
         if (dup_field(&b->fs_type, type) < 0 || dup_field(&b->mountpoint, mnt_fs_get_target(fs)) < 0 ||
             dup_field(&b->source, mnt_fs_get_source(fs)) < 0)
                 return -ENOMEM;

@@ -54,6 +54,8 @@ typedef struct RaBdi {
         size_t n_beneath;
         unsigned stripes;  /* btrfs: devices one data stripe spans (raid0, raid10, raid5/6); else 1 */
         uint32_t rsize_kb; /* NFS: the rsize mount option; 0 when unknown */
+        bool user_made;    /* FUSE: mounted by a user other than root (fusermount's user_id=)... */
+        uid_t user_id;     /* ...this one */
 } RaBdi;
 
 void ra_bdi_clear(RaBdi *b);

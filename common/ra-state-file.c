@@ -15,12 +15,6 @@
 #include "ra-swap.h"
 #include "ra-util.h"
 
-/*
- * Far more than RA_STATE_MAX_ENTRIES need, even with long mount points; a
- * bigger file is not ours. Parsing it takes time linear in its size.
- */
-#define STATE_MAX_BYTES (64u * 1024 * 1024)
-
 static int format_unknown(const char *words, FILE *f) {
         if (words && fprintf(f, " %s", words) < 0)
                 return -EIO;
@@ -77,11 +71,13 @@ static int format_entry(const RaStateEntry *e, FILE *f) {
         if (format_unknown(e->unknown, f) < 0 || fputc('\n', f) == EOF)
                 return -EIO;
 
-        if (e->seen == 0 && e->traced.when == 0 && !e->unknown_more)
+        if (e->seen == 0 && e->traced.when == 0 && !e->user_made && !e->unknown_more)
                 return 0;
         if (fprintf(f, "more %s", identity) < 0)
                 return -EIO;
         if (e->seen > 0 && fprintf(f, " seen=%" PRIu64, e->seen) < 0)
+                return -EIO;
+        if (e->user_made && fprintf(f, " owner=%" PRIu32, (uint32_t) e->owner) < 0)
                 return -EIO;
         if (e->traced.when > 0) {
                 char traced[RA_CALIB_TEXT_MAX];
@@ -97,15 +93,148 @@ static int format_entry(const RaStateEntry *e, FILE *f) {
         return 0;
 }
 
+static bool is_pinned(const RaStateEntry *e) {
+        return e->pin_kb > 0;
+}
+
+/* A user's entries, the most recently seen first. */
+static int compare_owner_seen(const void *a, const void *b) {
+        const RaStateEntry *x = *(RaStateEntry *const *) a, *y = *(RaStateEntry *const *) b;
+
+        if (x->owner != y->owner)
+                return x->owner < y->owner ? -1 : 1;
+        if (x->seen != y->seen)
+                return x->seen > y->seen ? -1 : 1;
+        return x < y ? -1 : x > y;
+}
+
+/* What a budget drops first: no original before an original, then the least recently seen. */
+static int compare_worth(const void *a, const void *b) {
+        const RaStateEntry *x = *(RaStateEntry *const *) a, *y = *(RaStateEntry *const *) b;
+
+        if (x->has_original != y->has_original)
+                return x->has_original ? 1 : -1;
+        if (x->seen != y->seen)
+                return x->seen < y->seen ? -1 : 1;
+        return x < y ? -1 : x > y;
+}
+
+/*
+ * Clears keep[i] for the entries of users beyond RA_STATE_USER_QUOTA each,
+ * and of those not stored at all. A pin is root's choice: neither counted
+ * nor dropped.
+ */
+static int apply_quota(const RaState *s, bool *keep) {
+        _cleanup_free_ const RaStateEntry **users = NULL;
+        size_t n = 0, run = 0;
+
+        for (size_t i = 0; i < s->n_entries; i++)
+                keep[i] = ra_state_entry_is_stored(&s->entries[i]);
+
+        users = malloc((s->n_entries ?: 1) * sizeof(*users));
+        if (!users)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_entries; i++)
+                if (keep[i] && s->entries[i].user_made && !is_pinned(&s->entries[i]))
+                        users[n++] = &s->entries[i];
+        if (n > 0)
+                qsort(users, n, sizeof(*users), compare_owner_seen);
+        for (size_t i = 0; i < n; i++) {
+                run = i > 0 && users[i]->owner == users[i - 1]->owner ? run + 1 : 0;
+                if (run >= RA_STATE_USER_QUOTA)
+                        keep[users[i] - s->entries] = false;
+        }
+        return 0;
+}
+
+/* Clears keep[i] for what goes first (ra-state.h) until the lines kept fit in budget bytes. */
+static int apply_budget(const RaState *s, char *const *lines, size_t budget, bool *keep) {
+        _cleanup_free_ const RaStateEntry **droppable = NULL;
+        size_t total = 0, n = 0;
+
+        for (size_t i = 0; i < s->n_entries; i++)
+                if (keep[i])
+                        total += strlen(lines[i]);
+        if (total <= budget)
+                return 0;
+
+        droppable = malloc(s->n_entries * sizeof(*droppable));
+        if (!droppable)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_entries; i++)
+                if (keep[i] && !is_pinned(&s->entries[i]))
+                        droppable[n++] = &s->entries[i];
+        if (n > 0)
+                qsort(droppable, n, sizeof(*droppable), compare_worth);
+        for (size_t i = 0; i < n && total > budget; i++) {
+                size_t k = (size_t) (droppable[i] - s->entries);
+
+                keep[k] = false;
+                total -= strlen(lines[k]);
+        }
+        return 0;
+}
+
+static void lines_free(char **lines, size_t n) {
+        for (size_t i = 0; lines && i < n; i++)
+                free(lines[i]);
+        free(lines);
+}
+
+/* Each entry's lines, kept[i] or NULL, formatted apart so that the budget can weigh them. */
+static int format_entries(const RaState *s, const bool *keep, char ***ret) {
+        char **lines;
+        int r = 0;
+
+        lines = calloc(s->n_entries ?: 1, sizeof(char *));
+        if (!lines)
+                return -ENOMEM;
+        for (size_t i = 0; r == 0 && i < s->n_entries; i++) {
+                size_t size = 0;
+                FILE *f;
+
+                if (!keep[i])
+                        continue;
+                f = open_memstream(&lines[i], &size);
+                if (!f) {
+                        r = -ENOMEM;
+                        break;
+                }
+                r = format_entry(&s->entries[i], f);
+                if (fclose(f) != 0 && r == 0)
+                        r = -ENOMEM;
+        }
+        if (r < 0) {
+                lines_free(lines, s->n_entries);
+                return r;
+        }
+        *ret = lines;
+        return 0;
+}
+
 int ra_state_format(const RaState *s, char **ret) {
         _cleanup_free_ char *buf = NULL;
-        size_t size = 0;
+        _cleanup_free_ bool *keep = NULL;
+        char **lines = NULL;
+        size_t size = 0, head;
         FILE *f;
         int r = 0;
 
-        f = open_memstream(&buf, &size);
-        if (!f)
+        keep = calloc(s->n_entries ?: 1, sizeof(bool));
+        if (!keep)
                 return -ENOMEM;
+        r = apply_quota(s, keep);
+        if (r < 0)
+                return r;
+        r = format_entries(s, keep, &lines);
+        if (r < 0)
+                return r;
+
+        f = open_memstream(&buf, &size);
+        if (!f) {
+                lines_free(lines, s->n_entries);
+                return -ENOMEM;
+        }
 
         if (fprintf(f,
                     "# radaemon state: original, pinned and learned values per device identity.\n"
@@ -118,9 +247,19 @@ int ra_state_format(const RaState *s, char **ret) {
         if (r == 0)
                 r = format_swap(s, f);
 
+        /* The entries get what the rest leaves of the budget. */
+        if (r == 0 && fflush(f) != 0)
+                r = -ENOMEM;
+        head = size;
+        for (size_t i = 0; s->unknown_lines && s->unknown_lines[i]; i++)
+                head += strlen(s->unknown_lines[i]) + 1;
+        if (r == 0)
+                r = apply_budget(s, lines, head < RA_STATE_BUDGET ? RA_STATE_BUDGET - head : 0, keep);
+
         for (size_t i = 0; r == 0 && i < s->n_entries; i++)
-                if (ra_state_entry_is_stored(&s->entries[i]))
-                        r = format_entry(&s->entries[i], f);
+                if (keep[i] && fputs(lines[i], f) == EOF)
+                        r = -EIO;
+        lines_free(lines, s->n_entries);
 
         for (size_t i = 0; r == 0 && s->unknown_lines && s->unknown_lines[i]; i++)
                 if (fprintf(f, "%s\n", s->unknown_lines[i]) < 0)
@@ -135,14 +274,10 @@ int ra_state_format(const RaState *s, char **ret) {
         return 0;
 }
 
-static int read_state(const char *dir, char **ret, size_t *ret_len) {
+int ra_state_load_only(RaState *s, const char *dir, const char *const *identities, char ***errors) {
         _cleanup_close_ int dfd = -1, fd = -1;
-        _cleanup_free_ char *text = NULL;
         struct stat st;
-        size_t len = 0;
 
-        *ret = NULL;
-        *ret_len = 0;
         dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return errno == ENOENT ? 0 : negative_errno();
@@ -155,37 +290,7 @@ static int read_state(const char *dir, char **ret, size_t *ret_len) {
                 return negative_errno();
         if (!S_ISREG(st.st_mode))
                 return -EBADF;
-        if ((uint64_t) st.st_size > STATE_MAX_BYTES)
-                return -EFBIG;
-
-        text = malloc((size_t) st.st_size + 1);
-        if (!text)
-                return -ENOMEM;
-
-        while (len < (size_t) st.st_size) {
-                ssize_t n = read(fd, text + len, (size_t) st.st_size - len);
-
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-
-        *ret = TAKE_PTR(text);
-        *ret_len = len;
-        return 0;
-}
-
-int ra_state_load_only(RaState *s, const char *dir, const char *const *identities, char ***errors) {
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        int r;
-
-        r = read_state(dir, &text, &len);
-        if (r < 0 || !text)
-                return r;
-        return ra_state_parse_only(s, text, len, identities, errors);
+        return ra_state_parse_fd(s, fd, identities, errors);
 }
 
 int ra_state_load(RaState *s, const char *dir, char ***errors) {

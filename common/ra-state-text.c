@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ra-state.h"
 #include "ra-swap.h"
@@ -32,6 +34,14 @@ static int escape_identity(const char *s, FILE *f) {
                 } else if (fputc(*p, f) == EOF)
                         return -EIO;
         return 0;
+}
+
+size_t ra_state_escaped_length(const char *identity) {
+        size_t n = 0;
+
+        for (const unsigned char *p = (const unsigned char *) identity; *p; p++)
+                n += needs_escape(*p) ? 4 : 1;
+        return n;
 }
 
 static int hex_value(char c) {
@@ -86,6 +96,7 @@ typedef struct Parser {
         unsigned line;
         bool bad;
         bool swap_read;
+        bool pins_only; /* a file past RA_STATE_MAX_BYTES: only what cannot be learned again */
 } Parser;
 
 static int add_error(Parser *p, const char *format, ...) _printf_(2, 3);
@@ -184,6 +195,9 @@ static int parse_swap_line(Parser *p, char **save) {
 
 /* One key=value of a "device" or "more" line; an unknown one is kept in *unknown. */
 static int parse_entry_word(Parser *p, RaStateEntry *e, char *word, char **unknown) {
+        if (p->pins_only && strncmp(word, "pin=", 4) != 0 && strncmp(word, "original=", 9) != 0 &&
+            strncmp(word, "seen=", 5) != 0 && strncmp(word, "owner=", 6) != 0)
+                return 0;
         if (strncmp(word, "pin=", 4) == 0) {
                 if (ra_parse_u32(word + 4, &e->pin_kb) < 0 || !ra_kb_is_valid(e->pin_kb)) {
                         e->pin_kb = 0;
@@ -213,6 +227,16 @@ static int parse_entry_word(Parser *p, RaStateEntry *e, char *word, char **unkno
                         return add_error(p, "traced= is not WHEN:COMMAND_US:KB_S:JUMP_US:CURVE");
                 }
                 e->traced.source = RA_CALIB_TRACED;
+        } else if (strncmp(word, "owner=", 6) == 0) {
+                uint32_t uid;
+
+                /* Root's own mounts are not counted against anyone: 0 is not written. */
+                if (ra_parse_u32(word + 6, &uid) < 0 || uid == 0 || uid == (uint32_t) -1) {
+                        e->user_made = false;
+                        return add_error(p, "owner= is not a user ID");
+                }
+                e->owner = (uid_t) uid;
+                e->user_made = true;
         } else if (strncmp(word, "seen=", 5) == 0) {
                 if (ra_parse_u64(word + 5, &e->seen) < 0 || e->seen == 0) {
                         e->seen = 0;
@@ -282,7 +306,7 @@ static int parse_line(Parser *p, const char *text, size_t n, char *line) {
         }
 
         /* A line of a later release, kept as it was. */
-        if (!p->only) {
+        if (!p->only && !p->pins_only) {
                 copy = strndup(text, n);
                 if (!copy)
                         return -ENOMEM;
@@ -367,22 +391,28 @@ int ra_state_escape_identity(const char *identity, char **ret) {
         return 0;
 }
 
-int ra_state_parse_only(RaState *s, const char *text, size_t len, const char *const *only, char ***errors) {
-        _cleanup_(ra_strv_freep) char **escaped = NULL;
-        Parser p = { .s = s, .only = only, .errors = errors };
+/* Sets p up for only (NULL: all), with *escaped to free after. */
+static int parser_init(Parser *p, RaState *s, const char *const *only, char ***errors, char ***escaped) {
         int r;
 
+        *p = (Parser){ .s = s, .only = only, .errors = errors };
         for (size_t i = 0; only && only[i]; i++) {
                 _cleanup_free_ char *e = NULL;
 
                 r = ra_state_escape_identity(only[i], &e);
                 if (r < 0)
                         return r;
-                r = ra_strv_push(&escaped, e);
+                r = ra_strv_push(escaped, e);
                 if (r < 0)
                         return r;
         }
-        p.only_escaped = (const char *const *) escaped;
+        p->only_escaped = (const char *const *) *escaped;
+        return 0;
+}
+
+/* The lines of the len bytes at text; the last may lack its newline. */
+static int parse_lines(Parser *p, const char *text, size_t len) {
+        int r;
 
         for (const char *line = text, *end = text + len; line < end;) {
                 const char *nl = memchr(line, '\n', (size_t) (end - line));
@@ -390,25 +420,125 @@ int ra_state_parse_only(RaState *s, const char *text, size_t len, const char *co
                 size_t n = (size_t) (line_end - line);
                 _cleanup_free_ char *copy = NULL;
 
-                p.line++;
-                if (only && (first == line_end || !wanted(&p, first, line_end)))
+                p->line++;
+                if (p->only && (first == line_end || !wanted(p, first, line_end)))
                         r = 0;
                 else if (memchr(line, '\0', n))
-                        r = add_error(&p, "a NUL byte");
+                        r = add_error(p, "a NUL byte");
                 else if (first == line_end || *first == '#')
                         r = 0;
                 else if (!(copy = strndup(line, n)))
                         r = -ENOMEM;
                 else
-                        r = parse_line(&p, line, n, copy);
+                        r = parse_line(p, line, n, copy);
                 if (r < 0)
                         return r;
                 line = line_end + 1;
         }
+        return 0;
+}
 
-        for (size_t i = 0; i < s->n_entries; i++)
-                s->entries[i].lines_read = 0;
-        return p.bad ? -EINVAL : 0;
+static int parser_done(Parser *p) {
+        for (size_t i = 0; i < p->s->n_entries; i++)
+                p->s->entries[i].lines_read = 0;
+        return p->bad ? -EINVAL : 0;
+}
+
+int ra_state_parse_only(RaState *s, const char *text, size_t len, const char *const *only, char ***errors) {
+        _cleanup_(ra_strv_freep) char **escaped = NULL;
+        Parser p;
+        int r;
+
+        r = parser_init(&p, s, only, errors, &escaped);
+        if (r < 0)
+                return r;
+        r = parse_lines(&p, text, len);
+        if (r < 0)
+                return r;
+        return parser_done(&p);
+}
+
+/*
+ * Reads fd into a buffer of two lines' room, parses what ends with a
+ * newline and carries the rest over: memory stays within the buffer and
+ * what the entries hold, whatever the file's size. A line that fills the
+ * buffer is skipped, up to its newline.
+ */
+int ra_state_parse_fd(RaState *s, int fd, const char *const *only, char ***errors) {
+        _cleanup_(ra_strv_freep) char **escaped = NULL;
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 2 * RA_STATE_LINE_MAX, len = 0;
+        bool skipping = false;
+        struct stat st;
+        Parser p;
+        int r;
+
+        r = parser_init(&p, s, only, errors, &escaped);
+        if (r < 0)
+                return r;
+        if (fstat(fd, &st) >= 0 && (uint64_t) st.st_size > RA_STATE_MAX_BYTES) {
+                p.pins_only = true;
+                r = add_error(&p,
+                              "%" PRIu64
+                              " bytes, more than radaemon writes: read for its pins and originals only",
+                              (uint64_t) st.st_size);
+                if (r < 0)
+                        return r;
+        }
+
+        buf = malloc(size);
+        if (!buf)
+                return -ENOMEM;
+
+        for (;;) {
+                ssize_t n = read(fd, buf + len, size - len);
+                const char *nl;
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+
+                if (skipping) {
+                        nl = memchr(buf, '\n', len);
+                        if (!nl) {
+                                len = 0;
+                                continue;
+                        }
+                        skipping = false;
+                        len -= (size_t) (nl + 1 - buf);
+                        memmove(buf, nl + 1, len);
+                }
+
+                nl = memrchr(buf, '\n', len);
+                if (nl) {
+                        size_t done = (size_t) (nl + 1 - buf);
+
+                        r = parse_lines(&p, buf, done);
+                        if (r < 0)
+                                return r;
+                        len -= done;
+                        memmove(buf, buf + done, len);
+                }
+                if (len >= RA_STATE_LINE_MAX) {
+                        p.line++;
+                        r = add_error(&p, "longer than %u bytes; skipped", RA_STATE_LINE_MAX);
+                        if (r < 0)
+                                return r;
+                        skipping = true;
+                        len = 0;
+                }
+        }
+
+        if (!skipping && len > 0) {
+                r = parse_lines(&p, buf, len);
+                if (r < 0)
+                        return r;
+        }
+        return parser_done(&p);
 }
 
 int ra_state_parse(RaState *s, const char *text, size_t len, char ***errors) {

@@ -198,10 +198,20 @@ static bool is_pinned(const RaStateEntry *e) {
         return e->pin_kb > 0 || e->runtime_pin_kb > 0;
 }
 
-/* Oldest first; the rest stays in the order it had. */
+/*
+ * What the cap forgets first: what is not written to the file anyway, then
+ * what users made (a user's mounts must not push out a disk's original),
+ * each the oldest first; the rest stays in the order it had.
+ */
+static unsigned worth(const RaStateEntry *e) {
+        return !ra_state_entry_is_stored(e) ? 0 : e->user_made ? 1 : 2;
+}
+
 static int compare_seen(const void *a, const void *b) {
         const RaStateEntry *x = *(RaStateEntry *const *) a, *y = *(RaStateEntry *const *) b;
 
+        if (worth(x) != worth(y))
+                return worth(x) < worth(y) ? -1 : 1;
         if (x->seen != y->seen)
                 return x->seen < y->seen ? -1 : 1;
         return x < y ? -1 : x > y;
@@ -281,7 +291,11 @@ static bool at_temporary_mount(const char *identity) {
 }
 
 bool ra_state_entry_is_stored(const RaStateEntry *e) {
-        if (e->pin_kb > 0 || e->learned_kb > 0)
+        if (e->pin_kb > 0)
+                return true;
+        if (ra_state_escaped_length(e->identity) > RA_STATE_IDENTITY_MAX)
+                return false;
+        if (e->learned_kb > 0)
                 return true;
         if (!e->has_original && e->calib.when == 0 && e->traced.when == 0 && !e->unknown && !e->unknown_more)
                 return false;

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 #include "ra-calib.h"
 #include "ra-macro.h"
@@ -33,7 +34,8 @@
  *     swap original=3 pin=0 learned-rotational=5
  *
  * A "more" line holds the keys added since version 1 (seen=: when the device
- * was last there, seconds since the epoch; traced=, above). The release before version 2
+ * was last there, seconds since the epoch; traced=, above; owner=: the user
+ * who made it, for RA_STATE_USER_QUOTA). The release before version 2
  * dropped a whole line for one key it did not know, and skips a line it does
  * not know with a warning: on their own line, the new keys cost it nothing
  * of the device line, pin and original included.
@@ -58,6 +60,8 @@ typedef struct RaStateEntry {
         RaCalib calib;           /* what a calibration measured; calib.when 0: never calibrated */
         RaCalib traced;          /* the model from its traced requests; traced.when 0: none */
         uint64_t seen;           /* when the device was last there, in seconds; 0: not known yet */
+        bool user_made;          /* a user, not root, made it (a FUSE mount's user_id=)... */
+        uid_t owner;             /* ...this one: its entries count against RA_STATE_USER_QUOTA */
         char *unknown;           /* keys of a later release on the "device" line, as they were; NULL: none */
         char *unknown_more;      /* ...and on the "more" line */
         unsigned lines_read;     /* while a file is parsed: its lines read so far (ra-state-text.c) */
@@ -92,8 +96,34 @@ typedef struct RaState {
 /* The format this release writes. */
 #define RA_STATE_VERSION 2u
 
-/* Entries beyond this are forgotten, the oldest unpinned first (ra_state_forget()). */
+/* Entries beyond this are forgotten, users' and the oldest unpinned first (ra_state_forget()). */
 #define RA_STATE_MAX_ENTRIES 10000u
+
+/*
+ * What users control is bounded, for radaemon runs as root and manages the
+ * FUSE mounts any user makes, named as the user likes (docs/decisions.md
+ * says why these numbers):
+ *
+ *  - an identity longer than RA_STATE_IDENTITY_MAX bytes as the file writes
+ *    it (escaped) is not stored unless pinned: the device is tuned, its
+ *    values kept for this run only;
+ *  - of what one user made, the RA_STATE_USER_QUOTA entries seen last are
+ *    stored, and those pinned besides;
+ *  - a save writes at most RA_STATE_BUDGET bytes (ra_state_format() says
+ *    what goes first), pins excepted.
+ */
+#define RA_STATE_IDENTITY_MAX 1024u
+#define RA_STATE_USER_QUOTA 16u
+#define RA_STATE_BUDGET (1024u * 1024)
+
+/*
+ * A file bigger than this is not one radaemon wrote: only its pins,
+ * originals and what was seen are read from it. A line longer than
+ * RA_STATE_LINE_MAX (a pinned identity of PATH_MAX bytes, escaped, and its
+ * keys) is skipped. Either way the file is read in pieces, in bounded memory.
+ */
+#define RA_STATE_MAX_BYTES (64u * 1024 * 1024)
+#define RA_STATE_LINE_MAX (64u * 1024)
 
 int ra_state_new(RaState **ret);
 RaState *ra_state_free(RaState *s);
@@ -110,7 +140,13 @@ int ra_state_parse(RaState *s, const char *text, size_t len, char ***errors);
 /* The same, reading only the entries of identities (NULL-terminated): see ra_state_load_only(). */
 int ra_state_parse_only(RaState *s, const char *text, size_t len, const char *const *only, char ***errors);
 
-/* Reads <dir>/state; a missing file is an empty state. */
+/*
+ * Reads the state file open at fd in pieces, as ra_state_parse_only() reads
+ * text (only may be NULL). What was read before an error stays in s.
+ */
+int ra_state_parse_fd(RaState *s, int fd, const char *const *only, char ***errors);
+
+/* Reads <dir>/state; a missing file is an empty state. What was read before an error stays in s. */
 int ra_state_load(RaState *s, const char *dir, char ***errors);
 
 /*
@@ -137,7 +173,14 @@ int ra_state_tidy(const char *dir);
 int ra_state_mark_observing(const char *dir, bool observing);
 bool ra_state_observing(const char *dir);
 
-/* The text ra_state_parse() reads back: only what is meant to last. */
+/*
+ * The text ra_state_parse() reads back: only what is meant to last, within
+ * RA_STATE_USER_QUOTA and RA_STATE_BUDGET. Over the budget, what goes first
+ * is the entries without a pin nor an original (learned values,
+ * calibrations), then those with an original, each the least recently seen
+ * first; a pin is never dropped. radaemon marks every device present seen
+ * before its saves at an interval's end, so their originals go last.
+ */
 int ra_state_format(const RaState *s, char **ret);
 
 /*
@@ -152,6 +195,9 @@ int ra_state_save(const RaState *s, const char *dir, bool *ret_replaced);
 /* identity as the file writes it: printable ASCII, which any client can show. */
 int ra_state_escape_identity(const char *identity, char **ret);
 
+/* The length of that, in bytes, for RA_STATE_IDENTITY_MAX. */
+size_t ra_state_escaped_length(const char *identity);
+
 RaStateEntry *ra_state_find(const RaState *s, const char *identity);
 int ra_state_ensure(RaState *s, const char *identity, RaStateEntry **ret);
 
@@ -164,8 +210,9 @@ int ra_state_touch(RaState *s, const char *identity, uint64_t now);
 
 /*
  * Forgets what is worth keeping no more: an entry not seen for max_age
- * seconds (0: kept however old), then the oldest while there are more than
- * max_entries. A pinned entry is never forgotten. An entry not known to be
+ * seconds (0: kept however old), then, while there are more than
+ * max_entries, those not stored, then those users made, then the rest, each
+ * the oldest first. A pinned entry is never forgotten. An entry not known to be
  * seen (from a file before version 2) counts as seen at now. Sets
  * *ret_expired and *ret_dropped (may be NULL) to the number forgotten for
  * each reason.
@@ -177,7 +224,8 @@ void ra_state_forget(RaState *s, uint64_t now, uint64_t max_age, size_t max_entr
  * Whether e is written to the file. A file system mounted under /tmp,
  * /var/tmp, /run/user or /dev/shm (an AppImage's FUSE mount in
  * /tmp/.mount_XXXXXX) gets a new identity at every mount: its original is
- * kept for this run only, unless it is pinned or learned.
+ * kept for this run only, unless it is pinned or learned. Nor is one whose
+ * identity is longer than RA_STATE_IDENTITY_MAX, unless pinned.
  */
 bool ra_state_entry_is_stored(const RaStateEntry *e);
 

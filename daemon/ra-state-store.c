@@ -16,10 +16,13 @@ static void manager_changed(Manager *m, const char *property) {
 }
 
 /*
- * A state file that exists but cannot be read must not be replaced by one that
- * knows nothing: its pins and true originals would be gone, and the values
- * radaemon wrote itself would become the originals. It is moved aside for
- * the administrator; where even that fails, nothing is saved at all.
+ * A state file that exists but cannot be read to its end must not be
+ * replaced by one that knows nothing: its pins and true originals would be
+ * gone, and the values radaemon wrote itself would become the originals.
+ * What was read before the error is kept (the file is read in pieces:
+ * ra_state_parse_fd()), and the file is moved aside for the administrator;
+ * where even that fails, nothing is saved at all. A file too big or with a
+ * line too long is no error: it is read for its pins and originals.
  */
 static void keep_unreadable_state(Manager *m, int error) {
         _cleanup_free_ char *from = NULL, *to = NULL;
@@ -29,9 +32,10 @@ static void keep_unreadable_state(Manager *m, int error) {
                 return (void) log_oom();
 
         if (rename(from, to) >= 0) {
-                log_warning_errno(error,
-                                  "Cannot read %s (%m); moved it to %s, starting without what it held.",
-                                  from, to);
+                log_warning_errno(
+                        error,
+                        "Cannot read %s to its end (%m); moved it to %s, keeping the %zu entries read before.",
+                        from, to, m->state->n_entries);
                 return;
         }
 
@@ -364,8 +368,23 @@ void ra_store_traced(Manager *m, RaDisk *d) {
                        first ? "modelled" : "model refined", how, text);
 }
 
+/* What a user made counts against their quota (RA_STATE_USER_QUOTA), across restarts too. */
+static void remember_owner(Manager *m, const RaDisk *d) {
+        RaStateEntry *e;
+
+        if (!d->in.bdi.name || !d->in.bdi.user_made || ra_state_ensure(m->state, d->in.identity, &e) < 0)
+                return;
+        if (e->user_made && e->owner == d->in.bdi.user_id)
+                return;
+        e->user_made = true;
+        e->owner = d->in.bdi.user_id;
+        m->state_dirty = true;
+}
+
 void ra_store_remember_original(Manager *m, const RaDisk *d) {
         int r = 0;
+
+        remember_owner(m, d);
 
         /*
          * Before radaemon writes anything, what a device holds is what it had,
@@ -376,9 +395,14 @@ void ra_store_remember_original(Manager *m, const RaDisk *d) {
                 r = ra_state_remember_original(m->state, d->in.identity,
                                                d->in.attrs.has_original ? d->in.attrs.original_kb
                                                                         : d->in.attrs.read_ahead_kb);
-        if (r > 0)
+        if (r > 0) {
                 m->state_dirty = m->original_unsaved = true;
-        else if (r < 0)
+                /* Once: an original is recorded once per identity and run. */
+                if (ra_state_escaped_length(d->in.identity) > RA_STATE_IDENTITY_MAX)
+                        log_info("%s: its identity is longer than the %u bytes radaemon stores; tuned, not "
+                                 "remembered past this run unless pinned.",
+                                 d->name, RA_STATE_IDENTITY_MAX);
+        } else if (r < 0)
                 log_warning_errno(r, "%s: cannot remember the original value: %m", d->name);
 
         /* Seen: kept for forget_after_days from now. A day's difference is worth a save. */

@@ -53,6 +53,7 @@ START_TEST(test_scan) {
         test_write(dir, "sys/class/bdi/0:52/read_ahead_kb", "64\n");
         test_write(dir, "sys/class/bdi/0:60/read_ahead_kb", "128\n");
         test_write(dir, "sys/class/bdi/8:49-fuseblk/read_ahead_kb", "128\n");
+        test_write(dir, "sys/class/bdi/0:62/read_ahead_kb", "128\n");
         test_write(dir, "mountinfo",
                    "22 1 254:1 / / rw - ext4 /dev/vda1 rw\n"
                    "23 22 0:25 / /tmp rw - tmpfs tmpfs rw\n"
@@ -63,12 +64,14 @@ START_TEST(test_scan) {
                    "34 22 0:60 / /net/export rw - nfs4 server:/export "
                    "rw,vers=4.2,rsize=1048576,wsize=1048576\n"
                    "35 22 8:49 / /media/win rw - fuseblk /dev/sdd1 rw,user_id=0\n"
-                   "36 22 0:61 / /mnt/x rw - nfs4 server:/x rw,vers=4.2\n"); /* no bdi in sys: skipped */
+                   "36 22 0:61 / /mnt/x rw - nfs4 server:/x rw,vers=4.2\n" /* no bdi in sys: skipped */
+                   "37 22 0:62 / /home/u/m rw,nosuid,nodev - fuse.sshfs u@host: "
+                   "rw,user_id=1000,group_id=1000\n");
         (void) snprintf(mountinfo, sizeof(mountinfo), "%s/mountinfo", dir);
         (void) snprintf(sys, sizeof(sys), "%s/sys", dir);
 
         ck_assert_int_eq(ra_mounts_bdis(mountinfo, sys, &v, &n), 0);
-        ck_assert_uint_eq(n, 5);
+        ck_assert_uint_eq(n, 6);
 
         /* Found from its source device; its subvolume's mount is the same superblock. */
         b = find(v, n, "btrfs-3");
@@ -96,6 +99,14 @@ START_TEST(test_scan) {
         free(id);
         ck_assert_int_eq(ra_bdi_identity(b, &id), 0);
         ck_assert_str_eq(id, "fuse:fuse.sshfs:me@host:@/home/me/remote");
+        /* Root's: no user's quota. */
+        ck_assert(!b->user_made);
+
+        /* fusermount's, for a user (RA_STATE_USER_QUOTA). */
+        b = find(v, n, "0:62");
+        ck_assert_ptr_nonnull(b);
+        ck_assert(b->user_made);
+        ck_assert_uint_eq(b->user_id, 1000);
 
         b = find(v, n, "0:60");
         ck_assert_ptr_nonnull(b);
