@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -343,6 +344,16 @@ static int remove_temporary(int dfd) {
         return r;
 }
 
+static int open_lock_file(const char *dir) {
+        _cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int fd;
+
+        if (dfd < 0)
+                return negative_errno();
+        fd = openat(dfd, RA_STATE_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0644);
+        return fd < 0 ? negative_errno() : fd;
+}
+
 int ra_state_tidy(const char *dir) {
         _cleanup_close_ int dfd = -1, fd = -1;
         struct stat st;
@@ -411,6 +422,46 @@ int ra_state_save(const RaState *s, const char *dir, bool *ret_replaced) {
                 *ret_replaced = true;
         if (fsync(dfd) < 0)
                 return negative_errno();
+        return 0;
+}
+
+int ra_state_lock(const char *dir, int *ret_fd, pid_t *ret_holder) {
+        struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+        _cleanup_close_ int fd = -1;
+        char text[32];
+        bool named;
+        ssize_t n;
+        int len;
+
+        *ret_holder = 0;
+        fd = open_lock_file(dir);
+        if (fd < 0)
+                return fd;
+        if (fcntl(fd, F_OFD_SETLK, &lock) < 0) {
+                if (errno != EAGAIN && errno != EACCES)
+                        return negative_errno();
+                n = pread(fd, text, sizeof(text) - 1, 0);
+                if (n > 0) {
+                        unsigned long pid;
+                        char *end;
+
+                        text[n] = '\0';
+                        errno = 0;
+                        pid = strtoul(text, &end, 10);
+                        if (errno == 0 && end != text && *end == '\n' && pid > 0 && pid <= INT32_MAX)
+                                *ret_holder = (pid_t) pid;
+                }
+                return -EBUSY;
+        }
+
+        /*
+         * Only for the next one to name us: the lock is what counts, and it
+         * holds even where the pid cannot be written (a full disk).
+         */
+        len = snprintf(text, sizeof(text), "%ld\n", (long) getpid());
+        named = ftruncate(fd, 0) >= 0 && pwrite(fd, text, (size_t) len, 0) == len;
+        (void) named;
+        *ret_fd = TAKE_FD(fd);
         return 0;
 }
 

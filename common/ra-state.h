@@ -170,6 +170,14 @@ int ra_state_tidy(const char *dir);
  * the next start, which errs on the side of writing nothing.
  */
 #define RA_STATE_OBSERVING "observing"
+/*
+ * One daemon per state directory: the lock file is locked (an open file
+ * description lock) for as long as ret_fd stays open, and holds that
+ * daemon's pid. -EBUSY when another holds it, with *ret_holder its pid
+ * (0 where that file does not tell).
+ */
+#define RA_STATE_LOCK "lock"
+int ra_state_lock(const char *dir, int *ret_fd, pid_t *ret_holder);
 int ra_state_mark_observing(const char *dir, bool observing);
 bool ra_state_observing(const char *dir);
 

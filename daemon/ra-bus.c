@@ -148,6 +148,24 @@ static bool identity_is_present(const Manager *m, const char *identity) {
         return false;
 }
 
+/*
+ * An absent device's identity names its serial or the image file and mount
+ * point it came from: someone else's disk, told to anyone who asks. Only
+ * root is told; everyone else gets an empty list rather than an error, so
+ * that a Get or GetAll of the Manager (racontrol status) still works for
+ * them. A caller we cannot identify is told nothing.
+ */
+static bool sender_is_root(sd_bus *bus) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        sd_bus_message *msg = sd_bus_get_current_message(bus);
+        uid_t uid;
+
+        if (!msg || sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID, &creds) < 0 ||
+            sd_bus_creds_get_euid(creds, &uid) < 0)
+                return false;
+        return uid == 0;
+}
+
 /* Pins that never expire, so that they cannot be forgotten either: those of devices not there. */
 static int property_get_absent_pins(sd_bus *bus, const char *path, const char *interface,
                                     const char *property, sd_bus_message *reply, void *userdata,
@@ -156,6 +174,8 @@ static int property_get_absent_pins(sd_bus *bus, const char *path, const char *i
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "(su)");
+        if (r >= 0 && !sender_is_root(bus))
+                return sd_bus_message_close_container(reply);
         for (size_t i = 0; r >= 0 && i < m->state->n_entries; i++) {
                 const RaStateEntry *e = &m->state->entries[i];
                 _cleanup_free_ char *identity = NULL;

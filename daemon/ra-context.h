@@ -46,6 +46,7 @@ typedef struct Manager {
         bool original_unsaved; /* a device's first original among it: saved before any write (ra-tune.c) */
         char *state_error;     /* why the last save failed; NULL when it worked */
         bool state_frozen;     /* the file could not be read, nor moved aside: never overwrite it */
+        int state_lock;        /* holds the state directory's lock for the daemon's life; -1 before */
 
         RaDisk **disks;
         size_t n_disks;

@@ -63,6 +63,7 @@ int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {
         if (!m)
                 return -ENOMEM;
 
+        m->state_lock = -1;
         m->force_observe = force_observe;
         /* The sources and the store tell what starts them through these, as the tracer does. */
         m->on_disks_changed = ra_sampler_disks_changed;

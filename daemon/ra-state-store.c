@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ra-log.h"
 #include "ra-state-store.h"
@@ -49,6 +50,34 @@ static void keep_unreadable_state(Manager *m, int error) {
 }
 
 /*
+ * Two daemons on one state directory remove each other's temporary files
+ * and overwrite each other's originals. The second one does not start: the
+ * first already tunes these devices, and a second would write the same
+ * sysfs files on its own decisions without a state to keep them in, which
+ * is worse than one daemon. A directory that cannot be locked at all (not
+ * there, read-only) is no other daemon's: saving reports that as before.
+ */
+static int lock_state_dir(Manager *m) {
+        pid_t holder;
+        int r;
+
+        m->state_lock = -1;
+        r = ra_state_lock(m->state_dir, &m->state_lock, &holder);
+        if (r == -EBUSY) {
+                if (holder > 0)
+                        return log_error_errno(r,
+                                               "Not starting: another radaemon (pid %ld) holds %s, its "
+                                               "state directory.",
+                                               (long) holder, m->state_dir);
+                return log_error_errno(r, "Not starting: another radaemon holds %s, its state directory.",
+                                       m->state_dir);
+        }
+        if (r < 0)
+                log_warning_errno(r, "Cannot lock %s (%m); going on unlocked.", m->state_dir);
+        return 0;
+}
+
+/*
  * The state lives in the state directory. A state we cannot read costs what
  * it held, not the tuning: that is logged and radaemon starts without it.
  */
@@ -66,6 +95,9 @@ int ra_store_load(Manager *m) {
 
         if (mkdir(m->state_dir, 0755) < 0 && errno != EEXIST)
                 log_warning_errno(errno, "Cannot create %s, nothing will be stored: %m", m->state_dir);
+        r = lock_state_dir(m);
+        if (r < 0)
+                return r;
         r = ra_state_tidy(m->state_dir);
         if (r < 0)
                 log_warning_errno(
@@ -88,6 +120,9 @@ int ra_store_load(Manager *m) {
 }
 
 void ra_store_close(Manager *m) {
+        if (m->state_lock >= 0)
+                (void) close(m->state_lock);
+        m->state_lock = -1;
         m->state = ra_state_free(m->state);
         m->state_dir = mfree(m->state_dir);
         m->state_error = mfree(m->state_error);

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ra-util.h"
 #include "racontrol.h"
@@ -86,6 +87,9 @@ static int print_absent_pins(RcContext *c, bool json) {
                 putchar(']');
         if (r < 0 && reply)
                 return rc_report_error("reading the pins of absent devices", &error, r);
+        /* radaemon tells them to root only: an empty list says nothing to anyone else. */
+        if (!json && n == 0 && geteuid() != 0)
+                printf("\nPins of devices not present are shown to root only.\n");
         return 0;
 }
 

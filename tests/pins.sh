@@ -1,7 +1,8 @@
 #!/bin/bash
 # Pins set with racontrol survive a daemon restart and a re-plug of the same
 # device (same backing file, another loop device), and are listed by racontrol
-# status while the device is away; racontrol auto hands the device back;
+# status while the device is away (to root only: nobody is told none);
+# racontrol auto hands the device back;
 # --runtime pins last only until the daemon stops.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -64,6 +65,26 @@ d = json.load(sys.stdin)
 assert d["absent_pins"] == [{"identity": "loop:" + sys.argv[1] + "/tiny.img", "pin_kb": 64}], d["absent_pins"]' "$T" ||
 	ra_fail "status --json does not list the absent device's pin"
 ra_ok "absent: racontrol status lists the pin of $T/tiny.img"
+# The identity names someone's image file (or a disk's serial): root's only.
+as_nobody() { runuser -u nobody -- env DBUS_SYSTEM_BUS_ADDRESS="$DBUS_SYSTEM_BUS_ADDRESS" "$@"; }
+out=$(as_nobody busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" get-property org.radaemon.ReadAhead1 \
+	/org/radaemon/ReadAhead1 org.radaemon.ReadAhead1.Manager AbsentPins 2>&1) ||
+	ra_fail "nobody cannot read AbsentPins: $out"
+[[ $out == "a(su) 0" ]] || ra_fail "nobody is told the absent pins: $out"
+out=$(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" get-property org.radaemon.ReadAhead1 \
+	/org/radaemon/ReadAhead1 org.radaemon.ReadAhead1.Manager AbsentPins 2>&1) ||
+	ra_fail "root cannot read AbsentPins: $out"
+[[ $out == "a(su) 1 \"loop:$T/tiny.img\" 64" ]] || ra_fail "root's AbsentPins: $out"
+out=$(as_nobody "$RACONTROL" status 2>&1) || ra_fail "nobody's racontrol status failed: $out"
+if grep -qF "tiny.img" <<<"$out"; then
+	ra_fail "nobody's racontrol status names the absent device: $out"
+fi
+grep -qxF "Pins of devices not present are shown to root only." <<<"$out" ||
+	ra_fail "nobody's racontrol status does not say why it lists no pins: $out"
+as_nobody "$RACONTROL" status --json | python3 -c '
+import json, sys
+assert json.load(sys.stdin)["absent_pins"] == []' || ra_fail "nobody's status --json lists absent pins"
+ra_ok "absent: its pin is root's to see, nobody is told none"
 ra_new_loop tiny 505K "$replug"
 [[ $LOOP == "loop$replug" ]] || ra_fail "expected loop$replug, got $LOOP"
 ra_wait_kb "loop$replug" 64
