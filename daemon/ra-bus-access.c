@@ -22,16 +22,22 @@
  * refused merely for being the first to ask (tests/systemd.sh). The loop
  * never waits: tuning goes on while polkit thinks or hangs.
  *
- * At most POLKIT_MAX_PENDING checks are out at once; a call beyond them is
+ * At most POLKIT_MAX_PENDING checks are out at once, and POLKIT_MAX_PER_USER
+ * of one user's (all their connections together); a call beyond them is
  * refused at once (LimitsExceeded), so that a flood of unprivileged calls
- * costs a bounded amount of memory and polkit's time, and root, who is never
- * asked about, is not held up (tests/access.sh). Reading is never checked.
+ * costs a bounded amount of memory and polkit's time, root, who is never
+ * asked about, is not held up, and neither is another user, whose checks
+ * the flood's do not count against (tests/access.sh). Reading is never
+ * checked. Four a user: racontrol makes one call at a time, so an
+ * administrator's session with a few at once never meets the bound.
  */
 #define POLKIT_TIMEOUT_USEC (5 * UINT64_C(1000000))
-#define POLKIT_MAX_PENDING 16
+#define POLKIT_MAX_PENDING 64
+#define POLKIT_MAX_PER_USER 4
 
 typedef struct PolkitQuery {
         sd_bus_message *request;
+        uid_t uid;         /* the caller's */
         sd_bus_slot *slot; /* the CheckAuthorization call, until polkit answers */
         bool authorized;   /* polkit's answer, once slot is NULL */
         uint64_t answered; /* CLOCK_MONOTONIC µs; an answer nobody took is dropped after a while */
@@ -67,12 +73,13 @@ static uint64_t bus_now(sd_bus *bus) {
 
 /*
  * Drops the answers whose call never came back to take them (its object went
- * away meanwhile); returns the checks still out.
+ * away meanwhile); returns the checks still out, and in *ret_user uid's.
  */
-static unsigned polkit_queries_sweep(sd_bus *bus) {
+static unsigned polkit_queries_sweep(sd_bus *bus, uid_t uid, unsigned *ret_user) {
         uint64_t now = bus_now(bus);
         unsigned pending = 0;
 
+        *ret_user = 0;
         for (PolkitQuery **p = &polkit_queries; *p;) {
                 PolkitQuery *q = *p;
 
@@ -82,6 +89,7 @@ static unsigned polkit_queries_sweep(sd_bus *bus) {
                         continue;
                 }
                 pending += !!q->slot;
+                *ret_user += q->slot && q->uid == uid;
                 p = &q->next;
         }
         return pending;
@@ -125,9 +133,10 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
  * (the call comes back with the answer), or an error with error set: polkit
  * said no, or too many checks are out.
  */
-static int polkit_check(sd_bus_message *msg, sd_bus_error *error) {
+static int polkit_check(sd_bus_message *msg, uid_t uid, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         sd_bus *bus = sd_bus_message_get_bus(msg);
+        unsigned pending, pending_user;
         PolkitQuery *q;
         int r;
 
@@ -144,7 +153,13 @@ static int polkit_check(sd_bus_message *msg, sd_bus_error *error) {
                 return authorized ? 1 : -EACCES;
         }
 
-        if (polkit_queries_sweep(bus) >= POLKIT_MAX_PENDING)
+        pending = polkit_queries_sweep(bus, uid, &pending_user);
+        if (pending_user >= POLKIT_MAX_PER_USER)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                         "Too many of uid %u's authorization checks are pending; try again "
+                                         "later.",
+                                         (unsigned) uid);
+        if (pending >= POLKIT_MAX_PENDING)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
                                          "Too many authorization checks are pending; try again later.");
 
@@ -167,6 +182,7 @@ static int polkit_check(sd_bus_message *msg, sd_bus_error *error) {
                 return -EACCES;
         }
         q->request = sd_bus_message_ref(msg);
+        q->uid = uid;
         q->next = polkit_queries;
         polkit_queries = q;
         return 0;
@@ -195,7 +211,7 @@ int ra_bus_check_authorized(sd_bus_message *msg, uid_t *ret_uid, sd_bus_error *e
         *ret_uid = uid;
         if (uid == 0)
                 return 1;
-        r = polkit_check(msg, error);
+        r = polkit_check(msg, uid, error);
         if (r != -EACCES)
                 return r;
 

@@ -3,7 +3,8 @@
 # racontrol set, racontrol auto, racontrol reload and raw SetReadAhead calls
 # are refused with AccessDenied, leaving sysfs as it was. A flood of
 # unprivileged calls (1,000 a second for 10 s) while polkit hangs leaves
-# decisions on time: root's calls and a hotplugged disk's tuning.
+# decisions on time: root's calls, a hotplugged disk's tuning, and another
+# user's call, which nobody's pending checks do not count against.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 ra_setup
@@ -86,6 +87,16 @@ timeout 10 "$RACONTROL" set "$tiny" 128 >"$T/out" 2>&1 || ra_fail "root's set du
 ra_new_loop hot 505K "$hot"
 ra_wait_kb "loop$hot" 4
 ra_ok "during the flood, root set $tiny in $((SECONDS - start)) s or less and loop$hot was tuned on hotplug"
+# Another user's call is not refused for nobody's checks: it is asked about (and,
+# polkit hanging, refused after polkit's 5 s).
+rc=0
+runuser -u daemon -- busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" call org.radaemon.ReadAhead1 \
+	/org/radaemon/ReadAhead1 org.radaemon.ReadAhead1.Manager Reload >"$T/other.out" 2>&1 || rc=$?
+((rc != 0)) || ra_fail "user daemon's Reload succeeded with polkit hanging: $(cat "$T/other.out")"
+if grep -qi "too many" "$T/other.out"; then
+	ra_fail "user daemon's call was refused for nobody's pending checks: $(cat "$T/other.out")"
+fi
+ra_ok "user daemon's call during nobody's flood went to polkit: $(cat "$T/other.out")"
 wait "$flood" || ra_fail "the flood failed: $(cat "$T/flood.log")"
 read -r _ sent _ answered <"$T/flood.log"
 ((sent >= 5000 && answered == sent)) || ra_fail "the flood: $(cat "$T/flood.log")"
