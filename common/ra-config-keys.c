@@ -28,6 +28,11 @@ void ra_config_error(RaConfigParser *p, const char *format, ...) {
         if (r < 0 || asprintf(&line, "%s:%u: %s", p->path, p->line, msg) < 0 ||
             ra_strv_push(p->errors, line) < 0)
                 p->r = -ENOMEM;
+        /* What the error costs when a bad line costs its section (ra_config_read_lenient()). */
+        if (p->section)
+                p->section->invalid = true;
+        else if (p->in_known_section)
+                p->config->invalid_global = true;
 }
 
 static void config_parse_globs(RaConfigParser *p, const RaConfigKey *k, const char *value, void *data) {

@@ -59,8 +59,7 @@ RaConfig *ra_config_free(RaConfig *c) {
         return NULL;
 }
 
-static int check_bounds(const RaConfig *c, char ***errors, RaConfigLocation min_at,
-                        RaConfigLocation max_at) {
+static int check_bounds(RaConfig *c, char ***errors, RaConfigLocation min_at, RaConfigLocation max_at) {
         _cleanup_free_ char *line = NULL;
         RaConfigLocation at = min_at.line > 0 ? min_at : max_at;
 
@@ -71,6 +70,7 @@ static int check_bounds(const RaConfig *c, char ***errors, RaConfigLocation min_
         if (max_at.line > 0 && (min_at.line == 0 || max_at.path != min_at.path || max_at.line > min_at.line))
                 at = max_at;
 
+        c->invalid_global = true;
         if (asprintf(&line, "%s:%u: min_kb %" PRIu32 " is larger than max_kb %" PRIu32,
                      at.path ? at.path : "radaemon.conf", at.line, c->bounds.min_kb, c->bounds.max_kb) < 0 ||
             ra_strv_push(errors, line) < 0)
@@ -187,6 +187,51 @@ int ra_config_read(const char *path, RaConfig **ret, char ***errors) {
 
         *ret = TAKE_PTR(c);
         return 0;
+}
+
+int ra_config_read_lenient(const char *path, RaConfig **ret, char ***errors, char ***ret_dropped) {
+        _cleanup_(ra_config_freep) RaConfig *c = NULL;
+        _cleanup_(ra_strv_freep) char **dropped = NULL;
+        size_t kept = 0;
+        int r;
+
+        r = ra_config_new(&c);
+        if (r < 0)
+                return r;
+
+        r = path ? ra_config_parse_file(c, path, errors)
+                 : ra_config_load(c, RA_CONFIG_FILE, RA_CONFIG_DROPIN_DIR, errors);
+        if (r < 0 && r != -EINVAL)
+                return r;
+
+        for (size_t i = 0; i < c->n_sections; i++) {
+                _cleanup_free_ char *name = NULL;
+
+                if (c->sections[i].invalid &&
+                    (asprintf(&name, "[%s:%s]", ra_config_section_kind(&c->sections[i]),
+                              c->sections[i].glob) < 0 ||
+                     ra_strv_push(&dropped, name) < 0))
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < c->n_sections; i++) {
+                RaDeviceSection *s = &c->sections[i];
+
+                if (!s->invalid)
+                        c->sections[kept++] = *s;
+                else {
+                        free(s->glob);
+                        free(s->resolved);
+                }
+        }
+        c->n_sections = kept;
+        /* Only the keys of [daemon], [policy] and [swap] that parsed are taken: the rest observes. */
+        if (c->invalid_global)
+                c->mode = RA_MODE_OBSERVE;
+
+        *ret = TAKE_PTR(c);
+        if (ret_dropped)
+                *ret_dropped = TAKE_PTR(dropped);
+        return r == -EINVAL;
 }
 
 static bool match_keys(char *const *globs, const char *const *keys) {

@@ -40,6 +40,7 @@ typedef struct RaDeviceSection {
         char *resolved;
         bool resolved_bdi;
         int chase_error; /* why its path's links were not followed (ra_path_chase()); 0 when they were */
+        bool invalid;    /* a line of it had an error: ra_config_read_lenient() drops it */
 } RaDeviceSection;
 
 typedef struct RaConfig {
@@ -61,6 +62,9 @@ typedef struct RaConfig {
         /* [swap]: vm.page-cluster */
         bool swap_manage;      /* decide page-cluster from the swap devices in use */
         int swap_page_cluster; /* a pin; -1 when unset */
+
+        /* A line of [daemon], [policy] or [swap] had an error (ra_config_read_lenient()). */
+        bool invalid_global;
 } RaConfig;
 
 /* A configuration holding the documented defaults. */
@@ -90,6 +94,19 @@ int ra_config_load(RaConfig *c, const char *path, const char *dropin_dir, char *
  * given (--config), else RA_CONFIG_FILE and its drop-ins, on the defaults.
  */
 int ra_config_read(const char *path, RaConfig **ret, char ***errors);
+
+/*
+ * As ra_config_read(), but a bad line costs its section, not the whole: at
+ * boot a daemon that does not start tunes nothing, and nobody may be there
+ * to see why. A [device:], [bdi:] or [path:] section with an error (or a
+ * bad header) is dropped, and its name added to *ret_dropped; a bad line of
+ * [daemon], [policy] or [swap] keeps that key's default and puts the whole
+ * in observe mode, which decides and writes nothing, as a value meant
+ * otherwise (mode = observe mistyped, say) must not be written. Returns 0
+ * when the files had no error, 1 when they had and *ret is what is left;
+ * a file that cannot be read is an error still.
+ */
+int ra_config_read_lenient(const char *path, RaConfig **ret, char ***errors, char ***ret_dropped);
 
 /*
  * Finds again, for every [path:PATH] section, the object the files under

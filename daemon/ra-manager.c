@@ -33,6 +33,33 @@ static int load_config(const char *path, RaConfig **ret) {
 }
 
 /*
+ * At start a bad line costs its section, not the start: a daemon that does
+ * not start at boot tunes nothing, and nobody may be there to see why
+ * (ra_config_read_lenient()). A reload is stricter (load_config()): the
+ * configuration that runs is known good, and whoever reloads is told.
+ */
+static int load_config_at_start(const char *path, RaConfig **ret) {
+        _cleanup_(ra_strv_freep) char **errors = NULL, **dropped = NULL;
+        int r;
+
+        r = ra_config_read_lenient(path, ret, &errors, &dropped);
+        if (r == -ENOMEM)
+                return log_oom();
+        for (size_t i = 0; errors && errors[i]; i++)
+                log_error("%s", errors[i]);
+        if (r < 0)
+                return log_error_errno(r, "Not starting: the configuration cannot be read.");
+        for (size_t i = 0; dropped && dropped[i]; i++)
+                log_warning("%s: left out, for the error in it; the other sections apply.", dropped[i]);
+        if ((*ret)->invalid_global)
+                log_warning(
+                        "The configuration's [daemon], [policy] or [swap] has an error: radaemon starts in "
+                        "observe mode (it decides and reports, but writes nothing) until it is fixed and "
+                        "reloaded.");
+        return 0;
+}
+
+/*
  * The sampler's interval: each disk's reads to the tuning path, which may
  * make it worth a calibration now; what was learned, in one save.
  */
@@ -82,11 +109,9 @@ int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {
                         return -ENOMEM;
         }
 
-        r = load_config(m->config_path, &m->config);
-        if (r == -ENOMEM)
-                return r;
+        r = load_config_at_start(m->config_path, &m->config);
         if (r < 0)
-                return log_error_errno(r, "Not starting: the configuration is invalid.");
+                return r;
 
         r = ra_store_load(m);
         if (r < 0)

@@ -325,6 +325,73 @@ START_TEST(test_bounds_crossed) {
 }
 END_TEST
 
+/* ra_config_read_lenient() of contents as one file. */
+static int read_lenient(const char *contents, RaConfig **ret, char ***errors, char ***dropped) {
+        _cleanup_free_ char *dir = test_mkdtemp();
+        char path[4200];
+        int r;
+
+        test_write_n(dir, "radaemon.conf", contents, strlen(contents));
+        snprintf(path, sizeof(path), "%s/radaemon.conf", dir);
+        *errors = *dropped = NULL;
+        r = ra_config_read_lenient(path, ret, errors, dropped);
+        test_rm_rf(dir);
+        return r;
+}
+
+/* At start a bad line costs its section: a bad object section is left out, a bad global key observes. */
+START_TEST(test_lenient) {
+        _cleanup_(ra_config_freep) RaConfig *c = NULL;
+        _cleanup_(ra_strv_freep) char **errors = NULL, **dropped = NULL;
+
+        ck_assert_int_eq(read_lenient("[daemon]\ndevices = sd*\n"
+                                      "[device:sda]\nread_ahead_kb = 5\n"
+                                      "[bdi:btrfs-*]\nmax_kb = 512\n"
+                                      "[path:/srv]\nspeed = 8\n"
+                                      "[device:]\nread_ahead_kb = 64\n"
+                                      "[device:sdb]\nread_ahead_kb = 64\n",
+                                      &c, &errors, &dropped),
+                         1);
+        ck_assert_uint_eq(ra_strv_length(errors), 3);
+        ck_assert_uint_eq(ra_strv_length(dropped), 2);
+        ck_assert_str_eq(dropped[0], "[device:sda]");
+        ck_assert_str_eq(dropped[1], "[path:/srv]");
+        /* The good sections in their order; the global ones as written, so it tunes. */
+        ck_assert_uint_eq(c->n_sections, 2);
+        ck_assert_str_eq(c->sections[0].glob, "btrfs-*");
+        ck_assert_str_eq(c->sections[1].glob, "sdb");
+        ck_assert_uint_eq(c->sections[1].read_ahead_kb, 64);
+        ck_assert(!c->invalid_global);
+        ck_assert_int_eq(c->mode, RA_MODE_AUTO);
+        c = ra_config_free(c);
+        errors = ra_strv_free(errors);
+        dropped = ra_strv_free(dropped);
+
+        /* A bad global key: its default, and observe mode, sections kept. */
+        ck_assert_int_eq(read_lenient("[daemon]\ndevices = sd*\ninterval_ms = often\n"
+                                      "[device:sdb]\nread_ahead_kb = 64\n",
+                                      &c, &errors, &dropped),
+                         1);
+        ck_assert(c->invalid_global);
+        ck_assert_int_eq(c->mode, RA_MODE_OBSERVE);
+        ck_assert_uint_eq(c->n_sections, 1);
+        ck_assert_ptr_null(dropped);
+        c = ra_config_free(c);
+        errors = ra_strv_free(errors);
+
+        /* min above max: a global error too. */
+        ck_assert_int_eq(read_lenient("[policy]\nmin_kb = 512\nmax_kb = 256\n", &c, &errors, &dropped), 1);
+        ck_assert_int_eq(c->mode, RA_MODE_OBSERVE);
+        c = ra_config_free(c);
+        errors = ra_strv_free(errors);
+
+        /* A clean file: 0, nothing dropped. */
+        ck_assert_int_eq(read_lenient("[daemon]\ndevices = sd*\n", &c, &errors, &dropped), 0);
+        ck_assert_ptr_null(errors);
+        ck_assert_int_eq(c->mode, RA_MODE_AUTO);
+}
+END_TEST
+
 START_TEST(test_missing_file) {
         _cleanup_(ra_config_freep) RaConfig *c = NULL;
         _cleanup_(ra_strv_freep) char **errors = NULL;
@@ -401,6 +468,7 @@ int main(void) {
         tcase_add_test(tc, test_bdi_sections);
         tcase_add_test(tc, test_bounds_crossed);
         tcase_add_test(tc, test_missing_file);
+        tcase_add_test(tc, test_lenient);
         tcase_add_test(tc, test_dropins);
         tcase_add_test(tc, test_dropin_bounds_crossed);
         tcase_add_test(tc, test_mode_names);

@@ -143,7 +143,7 @@ helper -- --config "$T/radaemon.conf" "$empty"
 [[ ! -s $T/out ]] || ra_fail "a device that is gone: stdout is '$(cat "$T/out")'"
 ra_ok "not in devices=, a partition, no medium and a device that is gone: nothing done"
 
-# Observe mode decides and writes nothing; a bad configuration changes nothing.
+# Observe mode decides and writes nothing; so does a bad [daemon] line, as radaemon at start.
 ra_config <<CONF
 [daemon]
 devices = $tiny
@@ -160,10 +160,23 @@ devices = $tiny
 mode = never
 CONF
 helper -- --config "$T/radaemon.conf" "$tiny"
-((rc == 1)) || ra_fail "a bad configuration: exit status $rc, want 1"
-[[ ! -s $T/out && $(ra_kb "$tiny") == "$kernel_kb" ]] || ra_fail "a bad configuration changed something"
+((rc == 0)) || ra_fail "a bad [daemon] line: exit status $rc, want 0: $(cat "$T/err")"
+[[ $(ra_kb "$tiny") == "$kernel_kb" ]] || ra_fail "a bad [daemon] line: $tiny written, $(ra_kb "$tiny") KiB"
 grep -q "radaemon.conf:3: mode must be" "$T/err" || ra_fail "the error is not named: $(cat "$T/err")"
-ra_ok "observe mode writes nothing; a bad configuration is refused with exit status 1"
+grep -q "would set read_ahead_kb" "$T/err" || ra_fail "a bad [daemon] line: not observing: $(cat "$T/err")"
+# A bad line in a [device:] section costs that section: the prior applies.
+ra_config <<CONF
+[daemon]
+devices = $tiny
+[device:$tiny]
+read_ahead_kb = 5
+CONF
+helper -- --config "$T/radaemon.conf" "$tiny"
+((rc == 0)) || ra_fail "a bad section: exit status $rc, want 0: $(cat "$T/err")"
+grep -q "radaemon.conf:4: read_ahead_kb must be" "$T/err" || ra_fail "the error is not named: $(cat "$T/err")"
+[[ $(ra_kb "$tiny") == 4 ]] || ra_fail "a bad section: $tiny at $(ra_kb "$tiny") KiB, want its prior 4"
+reset
+ra_ok "observe mode writes nothing, nor does a bad [daemon] line; a bad section costs itself alone"
 
 # Usage errors: 2.
 for args in "" "--config" "--bogus $tiny" "../$tiny" "$tiny $tiny"; do

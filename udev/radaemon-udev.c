@@ -34,9 +34,12 @@ static int load_config(RaConfig **ret) {
         _cleanup_(ra_strv_freep) char **errors = NULL;
         int r;
 
-        r = ra_config_read(arg_config, ret, &errors);
+        /* As radaemon at its start: a bad line costs its section, a bad global key any write. */
+        r = ra_config_read_lenient(arg_config, ret, &errors, NULL);
         for (size_t i = 0; errors && errors[i]; i++)
                 fprintf(stderr, "radaemon-udev: %s\n", errors[i]);
+        if (r > 0)
+                r = 0;
         return r;
 }
 
