@@ -76,7 +76,7 @@ MANPATH=$root${dir[mandir]} systemd-analyze verify "$T/verify/radaemon-prefetch@
 [[ ! -s $T/verify.log ]] || ra_fail "systemd-analyze verify radaemon-prefetch@tmp.service: $(cat "$T/verify.log")"
 for line in "ExecStart=${dir[bindir]}/racontrol prefetch --always %f" Type=oneshot RequiresMountsFor=%f \
 	ProtectSystem=strict ProtectHome=read-only PrivateDevices=yes PrivateNetwork=yes NoNewPrivileges=yes \
-	CapabilityBoundingSet=CAP_DAC_READ_SEARCH RestrictAddressFamilies=none WantedBy=multi-user.target; do
+	CapabilityBoundingSet=CAP_DAC_READ_SEARCH RestrictAddressFamilies=none TimeoutStartSec=2h WantedBy=multi-user.target; do
 	grep -qxF "$line" "$template" || ra_fail "radaemon-prefetch@.service lacks $line"
 done
 cp "$template" "$T/verify/radaemon-prefetch@srv-mail.service"
