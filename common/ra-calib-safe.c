@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libmount.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,25 +141,20 @@ bool ra_calib_reads_failed(const RaCalibDevice *d) {
 }
 
 void ra_calib_backing_from_mount(RaCalibDevice *d, const char *fstype, const char *options) {
-        const char *p = options;
-        long uid = -1;
+        char *value = NULL, buf[16];
+        size_t len = 0;
+        uint32_t uid;
 
         (void) snprintf(d->backing_fstype, sizeof(d->backing_fstype), "%s", fstype ?: "");
-        /* "user_id=" at the start of an option, never inside another's value. */
-        while (p && *p) {
-                if (strncmp(p, "user_id=", 8) == 0) {
-                        uint32_t v;
-                        char buf[16];
-
-                        (void) snprintf(buf, sizeof(buf), "%.*s", (int) strcspn(p + 8, ","), p + 8);
-                        if (ra_parse_u32(buf, &v) >= 0)
-                                uid = (long) v;
-                        break;
-                }
-                p = strchr(p, ',');
-                p = p ? p + 1 : NULL;
-        }
-        d->backing_user = has_prefix(d->backing_fstype, "fuse") ? uid : -1;
+        d->backing_user = -1;
+        /* libmount's option parser: "user_id=" as an option of its own, never inside another's value. */
+        if (!has_prefix(d->backing_fstype, "fuse") || !options ||
+            mnt_optstr_get_option(options, "user_id", &value, &len) != 0 || len == 0 || len >= sizeof(buf))
+                return;
+        memcpy(buf, value, len);
+        buf[len] = '\0';
+        if (ra_parse_u32(buf, &uid) >= 0)
+                d->backing_user = (long) uid;
 }
 
 /* A loop device's file whose reads cross a network: kernel clients, and FUSE's that do. */
