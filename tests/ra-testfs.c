@@ -243,7 +243,6 @@ static void transfer(size_t size) {
                 ;
 }
 
-
 static int testfs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
         uint64_t file_size = fs.size_mib << 20;
         unsigned i;
