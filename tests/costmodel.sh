@@ -36,6 +36,10 @@ done
 
 ra_wait_for "[[ \$(ra_property $dev cost_model_source) == traced ]]" ||
 	ra_fail "$dev: no model from its reads: cost_model '$(ra_property "$dev" cost_model_source)': $(tail -n 20 "$T/daemon.log")"
+# The reads' requests may reach the tracer over two intervals: the model is
+# made from the first's (the 4 KiB reads alone, no command cost yet) and
+# refined by the next.
+ra_wait_for "'$RACONTROL' show $dev | grep -qE '^Cost model: +[0-9]+ us a command'" || true
 "$RACONTROL" show "$dev" >"$T/show" || ra_fail "racontrol show failed"
 grep -qE '^Cost model: +[0-9]+ us a command, .* \(from its own requests\)$' "$T/show" ||
 	ra_fail "racontrol show says no model: $(cat "$T/show")"
