@@ -51,7 +51,17 @@ static bool same(const char *a, const char *b) {
 
 /* The child: each section's index, ra_path_chase()'s result and the path, NUL after each. */
 static _Noreturn void chase_child(const RaConfig *c, int fd) {
-        FILE *f = fdopen(fd, "w");
+        FILE *f;
+
+        /*
+         * Only the pipe: a lookup that hangs outlives radaemon, and must hold
+         * none of its descriptors (the state directory's lock would keep the
+         * next radaemon from starting).
+         */
+        if (dup2(fd, 3) < 0)
+                _exit(EXIT_FAILURE);
+        (void) close_range(4, ~0U, 0);
+        f = fdopen(3, "w");
 
         for (size_t i = 0; f && i < c->n_sections; i++) {
                 _cleanup_free_ char *real = NULL;

@@ -5,7 +5,8 @@
 # administrator's value does not move onto that disk. And a [path:] below a
 # FUSE mount whose server does not answer: the lookup runs in a child with
 # a deadline of 2 s, so radaemon answers on the bus, and while that lookup
-# has not returned no other starts (one warning, however many mount changes).
+# has not returned no other starts (one warning, however many mount changes);
+# it holds none of radaemon's descriptors, so the next radaemon starts.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 [[ -c /dev/fuse && -x $RA_BUILDDIR/tests/ra-testfs ]] || ra_skip "no /dev/fuse or no tests/ra-testfs"
@@ -78,6 +79,12 @@ warnings=$(grep -ac "looking up their paths took longer" "$T/daemon.log")
 ((warnings == 1)) || ra_fail "$warnings lookups timed out, want 1 (one stuck at most)"
 kill -0 "$DAEMON_PID" || ra_fail "radaemon died"
 ra_ok "status answers while the lookup hangs; 6 mount changes in $took s, one lookup given up on"
+
+# The stuck lookup outlives radaemon; it holds none of its descriptors, so
+# the next radaemon takes the state directory's lock and starts.
+ra_stop_daemon
+ra_start_daemon
+ra_ok "radaemon starts again while the last one's lookup is still stuck"
 
 # The server answers again: the next mount change looks the paths up again.
 rm -f "$T/stall"
