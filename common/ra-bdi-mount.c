@@ -19,20 +19,25 @@ static int dup_field(char **field, const char *s) {
         return *field ? 0 : -ENOMEM;
 }
 
-/* NFS's rsize, from the super options mountinfo shows ("rsize=1048576"). */
-static uint32_t nfs_rsize_kb(struct libmnt_fs *fs) {
-        const char *opts = mnt_fs_get_fs_options(fs);
+int ra_mount_option_u64(const char *options, const char *name, uint64_t *ret) {
         char *value = NULL;
         size_t len = 0;
         char buf[32];
-        uint64_t v;
 
-        if (!opts || mnt_optstr_get_option(opts, "rsize", &value, &len) != 0 || len == 0 ||
-            len >= sizeof(buf))
-                return 0;
+        if (!options || mnt_optstr_get_option(options, name, &value, &len) != 0 || len == 0)
+                return -ENOENT;
+        if (len >= sizeof(buf))
+                return -ERANGE;
         memcpy(buf, value, len);
         buf[len] = '\0';
-        if (ra_parse_u64(buf, &v) < 0 || v / 1024 > UINT32_MAX)
+        return ra_parse_u64(buf, ret);
+}
+
+/* NFS's rsize, from the super options mountinfo shows ("rsize=1048576"). */
+static uint32_t nfs_rsize_kb(struct libmnt_fs *fs) {
+        uint64_t v;
+
+        if (ra_mount_option_u64(mnt_fs_get_fs_options(fs), "rsize", &v) < 0 || v / 1024 > UINT32_MAX)
                 return 0;
         return (uint32_t) (v / 1024);
 }
@@ -43,18 +48,10 @@ static uint32_t nfs_rsize_kb(struct libmnt_fs *fs) {
  * caller's. Root's own mounts (user_id=0) are root's choice, not a user's.
  */
 static void fuse_user(struct libmnt_fs *fs, RaBdi *b) {
-        const char *opts = mnt_fs_get_fs_options(fs);
-        char *value = NULL;
-        size_t len = 0;
-        char buf[16];
-        uint32_t uid;
+        uint64_t uid;
 
-        if (!opts || mnt_optstr_get_option(opts, "user_id", &value, &len) != 0 || len == 0 ||
-            len >= sizeof(buf))
-                return;
-        memcpy(buf, value, len);
-        buf[len] = '\0';
-        if (ra_parse_u32(buf, &uid) < 0 || uid == 0 || uid == (uint32_t) -1)
+        if (ra_mount_option_u64(mnt_fs_get_fs_options(fs), "user_id", &uid) < 0 || uid == 0 ||
+            uid >= UINT32_MAX)
                 return;
         b->user_made = true;
         b->user_id = (uid_t) uid;

@@ -6,6 +6,13 @@
 struct libmnt_fs;
 
 /*
+ * The number an option of a mount's options has ("user_id" in
+ * "rw,user_id=1000,group_id=1000"), read with libmount's option parser, so
+ * never from inside another option's value. -ENOENT when it has none.
+ */
+int ra_mount_option_u64(const char *options, const char *name, uint64_t *ret);
+
+/*
  * The bdi a mount's files read with, when it is not a disk's: the one
  * reader of a mount for the daemon's bdi scan and for paths. Fills b (kind,
  * name, s_dev, mount_id, fs_type, mountpoint, source; btrfs: its devices and

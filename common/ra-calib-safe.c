@@ -4,12 +4,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libmount.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ra-bdi-mount.h"
 #include "ra-calib-safe.h"
 #include "ra-macro.h"
 #include "ra-util.h"
@@ -141,19 +141,12 @@ bool ra_calib_reads_failed(const RaCalibDevice *d) {
 }
 
 void ra_calib_backing_from_mount(RaCalibDevice *d, const char *fstype, const char *options) {
-        char *value = NULL, buf[16];
-        size_t len = 0;
-        uint32_t uid;
+        uint64_t uid;
 
         (void) snprintf(d->backing_fstype, sizeof(d->backing_fstype), "%s", fstype ?: "");
         d->backing_user = -1;
-        /* libmount's option parser: "user_id=" as an option of its own, never inside another's value. */
-        if (!has_prefix(d->backing_fstype, "fuse") || !options ||
-            mnt_optstr_get_option(options, "user_id", &value, &len) != 0 || len == 0 || len >= sizeof(buf))
-                return;
-        memcpy(buf, value, len);
-        buf[len] = '\0';
-        if (ra_parse_u32(buf, &uid) >= 0)
+        if (has_prefix(d->backing_fstype, "fuse") && ra_mount_option_u64(options, "user_id", &uid) >= 0 &&
+            uid <= UINT32_MAX)
                 d->backing_user = (long) uid;
 }
 
