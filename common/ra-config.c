@@ -172,16 +172,22 @@ int ra_config_load(RaConfig *c, const char *path, const char *dropin_dir, char *
         return r;
 }
 
+/* path alone, or the configuration file and its drop-ins, on the defaults; *ret even with errors. */
+static int read_files(const char *path, RaConfig **ret, char ***errors) {
+        int r;
+
+        r = ra_config_new(ret);
+        if (r < 0)
+                return r;
+        return path ? ra_config_parse_file(*ret, path, errors)
+                    : ra_config_load(*ret, RA_CONFIG_FILE, RA_CONFIG_DROPIN_DIR, errors);
+}
+
 int ra_config_read(const char *path, RaConfig **ret, char ***errors) {
         _cleanup_(ra_config_freep) RaConfig *c = NULL;
         int r;
 
-        r = ra_config_new(&c);
-        if (r < 0)
-                return r;
-
-        r = path ? ra_config_parse_file(c, path, errors)
-                 : ra_config_load(c, RA_CONFIG_FILE, RA_CONFIG_DROPIN_DIR, errors);
+        r = read_files(path, &c, errors);
         if (r < 0)
                 return r;
 
@@ -195,12 +201,7 @@ int ra_config_read_lenient(const char *path, RaConfig **ret, char ***errors, cha
         size_t kept = 0;
         int r;
 
-        r = ra_config_new(&c);
-        if (r < 0)
-                return r;
-
-        r = path ? ra_config_parse_file(c, path, errors)
-                 : ra_config_load(c, RA_CONFIG_FILE, RA_CONFIG_DROPIN_DIR, errors);
+        r = read_files(path, &c, errors);
         if (r < 0 && r != -EINVAL)
                 return r;
 
