@@ -17,6 +17,13 @@ ra_new_loop other 64M
 other=$LOOP
 udevadm settle
 
+# start_bad WHAT: radaemon on $T/bad.conf, running once it says Managing; it fails naming WHAT.
+start_bad() {
+	"$RADAEMON" --foreground --config "$T/bad.conf" >"$T/start.log" 2>&1 &
+	DAEMON_PID=$!
+	ra_wait_for "grep -q '^Managing' '$T/start.log'" || ra_fail "$1 kept radaemon from starting: $(cat "$T/start.log")"
+}
+
 # At start, a bad global line: every bad line named, and radaemon runs in observe mode.
 cat >"$T/bad.conf" <<CONF
 [daemon]
@@ -29,9 +36,7 @@ calibrate = no
 [swap]
 manage = no
 CONF
-"$RADAEMON" --foreground --config "$T/bad.conf" >"$T/start.log" 2>&1 &
-DAEMON_PID=$!
-ra_wait_for "grep -q '^Managing' '$T/start.log'" || ra_fail "a bad global line kept radaemon from starting: $(cat "$T/start.log")"
+start_bad "a bad global line"
 grep -qx "$T/bad.conf:4: mode must be 'auto' or 'observe', not 'sometimes'" "$T/start.log" ||
 	ra_fail "no file:line error for line 4: $(cat "$T/start.log")"
 grep -q "^$T/bad.conf:6: max_kb must be a multiple of 4" "$T/start.log" ||
@@ -55,9 +60,7 @@ read_ahead_kb = 5
 [device:$other]
 read_ahead_kb = 384
 CONF
-"$RADAEMON" --foreground --config "$T/bad.conf" >"$T/start.log" 2>&1 &
-DAEMON_PID=$!
-ra_wait_for "grep -q '^Managing' '$T/start.log'" || ra_fail "a bad section kept radaemon from starting: $(cat "$T/start.log")"
+start_bad "a bad section"
 grep -q "^$T/bad.conf:9: read_ahead_kb must be a multiple of 4" "$T/start.log" ||
 	ra_fail "no file:line error for line 9: $(cat "$T/start.log")"
 grep -q "^\[device:$tiny\]: left out, for the error in it" "$T/start.log" ||
