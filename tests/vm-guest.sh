@@ -325,6 +325,14 @@ if [[ $phase == 1 ]]; then
 	# at once: Debian 12's mdadm made one on its own, Debian 13's does not
 	# (without, the recovery of 1 TiB under emulation outlasted the run).
 	leaves_calibrated "$(hdd r1a)" "$(hdd r1b)" "$(hdd r5a)" "$(hdd r5b)" "$(hdd r5c)"
+	# No writeback throttling on the mirror's members: once (CI, Debian 13's
+	# 6.12 under emulation) the LUKS on it below hung for good, dmcrypt_write
+	# asleep in wbt_wait() under raid1_unplug(), a kernel matter that
+	# radaemon, which writes only read_ahead_kb, neither causes nor tunes.
+	for d in r1a r1b; do
+		f=/sys/block/$(hdd "$d")/queue/wbt_lat_usec
+		[[ ! -e $f ]] || echo 0 >"$f" || fail "writing 0 to $f"
+	done
 	c=$(cursor)
 	mdadm --create /dev/md/r1 --run --assume-clean --level=1 --bitmap=internal --raid-devices=2 \
 		"/dev/$(hdd r1a)" "/dev/$(hdd r1b)" >/dev/null 2>&1 || fail "mdadm --create raid1"

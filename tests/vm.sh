@@ -203,6 +203,13 @@ while kill -0 "$QEMU_PID" 2>/dev/null; do
 		ra_log "the guest is still running after 50 minutes: stopping it"
 		break
 	fi
+	# A task in D state for 10 minutes is a hung guest kernel, not a slow
+	# one: the run stops there rather than at the deadline.
+	if grep -qE 'blocked for more than ([6-9][0-9]{2}|[0-9]{4,}) seconds' "$T/console.log"; then
+		ra_log "the guest's kernel reports a task blocked for over 600 s: stopping it;" \
+			"its first report: $(grep -m1 -A30 'blocked for more than' "$T/console.log")"
+		break
+	fi
 	if [[ -s $share/request ]]; then
 		read -r command id <"$share/request"
 		rm -f "$share/request"
