@@ -11,6 +11,7 @@
 #include "ra-mounts.h"
 #include "ra-registry.h"
 #include "ra-tune.h"
+#include "ra-users.h"
 #include "ra-util.h"
 
 /*
@@ -120,10 +121,12 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b, const char *event) {
                         d->as_bdi.udev_add_pending_since = now_usec(m);
         }
         if (!d->in.bdi.mountpoint)
-                log_info("%s: %s being mounted (%s).", d->name, d->in.bdi.fs_type, d->in.identity);
+                log_full_errno(ra_users_log_level(m, d, LOG_INFO), 0, "%s: %s being mounted (%s).", d->name,
+                               d->in.bdi.fs_type, d->in.identity);
         else if (!again || !ra_streq(previous, d->in.identity) || !d->announced)
-                log_info("%s: %s at %s (%s), bdi of %s.", d->name, d->in.bdi.fs_type, d->in.bdi.mountpoint,
-                         d->in.identity, d->in.bdi.source ?: "?");
+                log_full_errno(ra_users_log_level(m, d, LOG_INFO), 0, "%s: %s at %s (%s), bdi of %s.",
+                               d->name, d->in.bdi.fs_type, d->in.bdi.mountpoint, d->in.identity,
+                               d->in.bdi.source ?: "?");
         ra_tune_identified(m, d, previous);
         return true;
 }
@@ -165,6 +168,8 @@ static bool take_bdi(Manager *m, RaBdi *b, bool retune, const char *event) {
                 } else if (!read_bdi(m, d, b, event))
                         return false;
         } else {
+                if (!ra_users_may_manage(m, b))
+                        return false;
                 r = ra_registry_add(m, RA_KIND_BDI, b->name, &d);
                 if (r < 0) {
                         log_error_errno(r, "%s: cannot track the bdi: %m", b->name);

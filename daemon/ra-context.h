@@ -30,9 +30,13 @@ typedef struct Manager {
         struct RaSampler *sampler; /* the statistics sampler and its tracer (ra-sampler.c) */
         char *learning_off;        /* why nothing can be learned (no tracefs); NULL when learning works */
         sd_event_source *mountinfo_source; /* /proc/self/mountinfo changes: the map follows */
-        struct RaBdiEarly *bdi_early;      /* btrfs bdis decided while their mount runs (ra-bdiwatch.c) */
-        sd_event_source *paths_due;        /* the [path:] sections are resolved again (ra-pathwatch.c) */
-        pid_t paths_stuck; /* the child whose lookup of their paths passed its deadline; 0: none */
+        sd_event_source *mounts_due;  /* the scan of the mounts, waiting for its share (ra-bdiwatch.c) */
+        const char *mounts_due_event; /* what the waiting scan is for: "mount", "udev" */
+        uint64_t mounts_next_usec;    /* CLOCK_MONOTONIC: when the next scan may follow its event */
+        struct RaBdiEarly *bdi_early; /* btrfs bdis decided while their mount runs (ra-bdiwatch.c) */
+        sd_event_source *paths_due;   /* the [path:] sections are resolved again (ra-pathwatch.c) */
+        pid_t paths_stuck;     /* the child whose lookup of their paths passed its deadline; 0: none */
+        struct RaUsers *users; /* what each user's objects may cost (ra-users.c) */
 
         char *config_path;  /* --config FILE, or NULL for the installed files */
         bool force_observe; /* --observe */

@@ -18,6 +18,7 @@
 #include "ra-tune-swap.h"
 #include "ra-tune.h"
 #include "ra-udev.h"
+#include "ra-users.h"
 #include "ra-util.h"
 
 static int load_config(const char *path, RaConfig **ret) {
@@ -95,7 +96,7 @@ int ra_manager_new(const char *config_path, bool force_observe, Manager **ret) {
         /* The sources and the store tell what starts them through these, as the tracer does. */
         m->on_disks_changed = ra_sampler_disks_changed;
         m->on_manager_changed = ra_bus_manager_changed;
-        m->on_bdis_moved = ra_bdiwatch_scan;
+        m->on_bdis_moved = ra_bdiwatch_scan_soon;
         m->on_mounts_moved = ra_pathwatch_schedule;
         m->on_reload = ra_manager_reload;
         m->on_calibration = ra_tune_calibration;
@@ -142,6 +143,7 @@ Manager *ra_manager_free(Manager *m) {
         ra_sampler_stop(m);
         ra_bdiwatch_stop(m);
         ra_pathwatch_stop(m);
+        ra_users_free(m);
         free(m->learning_off);
         ra_swapwatch_free(m);
         sd_event_source_unref(m->bus_retry);

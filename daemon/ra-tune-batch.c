@@ -10,6 +10,7 @@
 #include "ra-log.h"
 #include "ra-registry.h"
 #include "ra-tune.h"
+#include "ra-users.h"
 #include "ra-util.h"
 
 /*
@@ -67,7 +68,7 @@ void ra_tune_batch_free(Manager *m) {
 }
 
 void ra_tune_forget(Manager *m, RaDisk *d, int level, const char *why) {
-        log_full_errno(level, 0, "%s: %s", d->name, why);
+        log_full_errno(ra_users_log_level(m, d, level), 0, "%s: %s", d->name, why);
         drop_pending(m, d);
         if (d->published)
                 ra_bus_disk_removed(m, d);

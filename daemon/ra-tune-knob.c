@@ -59,7 +59,7 @@ int ra_tune_knob_write(Manager *m, const RaKnob *k, uint32_t before, uint32_t wa
         if (*k->write_error != 0)
                 log_info("%s: %s can be written again.", k->label, k->what);
         *k->write_error = 0;
-        log_disk(LOG_INFO, RA_LOG_DECISION, k->device, now, source,
+        log_disk(k->quiet ? LOG_DEBUG : LOG_INFO, RA_LOG_DECISION, k->device, now, source,
                  "%s: %s %" PRIu32 " -> %" PRIu32 "%s (%s, on %s): %s", k->label, k->what, before, now,
                  k->unit, source, event, reason);
         return 0;
@@ -71,11 +71,11 @@ int ra_tune_knob_settle(Manager *m, const RaKnob *k, bool news, uint32_t current
 
         *ret_now = current;
         if (want == current)
-                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
+                log_full_errno(news && !k->quiet ? LOG_INFO : LOG_DEBUG, 0,
                                "%s: %s stays at %" PRIu32 "%s (%s, on %s): %s", k->label, k->what, want,
                                k->unit, source, event, reason);
         else if (ra_context_observing(m))
-                log_full_errno(news ? LOG_INFO : LOG_DEBUG, 0,
+                log_full_errno(news && !k->quiet ? LOG_INFO : LOG_DEBUG, 0,
                                "%s: would change %s %" PRIu32 " -> %" PRIu32
                                "%s (%s, on %s; observe mode): %s",
                                k->label, k->what, current, want, k->unit, source, event, reason);

@@ -37,6 +37,7 @@ typedef struct RaKnob {
         void *object;
         int *write_error; /* the errno of the last failed write, so that it is logged once */
         RaReassert *reassert;
+        bool quiet; /* its news at debug level, not info: a user's object over its owner's budget */
 } RaKnob;
 
 /*

@@ -15,6 +15,7 @@
 #include "ra-tune-knob.h"
 #include "ra-tune-swap.h"
 #include "ra-tune.h"
+#include "ra-users.h"
 #include "ra-util.h"
 
 /*
@@ -112,6 +113,9 @@ static const char *decide_once(Manager *m, RaDisk *d, const char *event) {
         /* An event that changes nothing is not worth an info line. */
         news = !d->announced || !decision_equal(&previous, &d->decision);
         d->announced = true;
+        /* A user's object says its news within its owner's budget (ra-users.c). */
+        if (news || d->decision.kb != d->in.attrs.read_ahead_kb)
+                k.quiet = ra_users_log_level(m, d, LOG_INFO) != LOG_INFO;
 
         /*
          * A value that moved since it was last read is the drift check's
@@ -120,8 +124,8 @@ static const char *decide_once(Manager *m, RaDisk *d, const char *event) {
          */
         if (d->decision.kb == 0)
                 /* At the start, empty devices are said in one line (ra_manager_start()). */
-                log_full_errno(news && !ra_streq(event, "coldplug") ? LOG_INFO : LOG_DEBUG, 0, "%s: %s",
-                               d->name, d->decision.reason);
+                log_full_errno(news && !k.quiet && !ra_streq(event, "coldplug") ? LOG_INFO : LOG_DEBUG, 0,
+                               "%s: %s", d->name, d->decision.reason);
         else if (sysfs_moved(m, d, &again))
                 return again;
         else if (ra_tune_knob_settle(m, &k, news, d->in.attrs.read_ahead_kb, d->decision.kb,
