@@ -90,11 +90,11 @@ void rc_data_read_ahead(RcWalk *w) {
                 if (atomic_load(&w->stop))
                         continue;
 
-                fd = open(w->file_paths[f->id], O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
-                if (fd < 0 && errno == EPERM)
-                        fd = open(w->file_paths[f->id], O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+                fd = rc_walk_open_beneath(w, w->file_paths[f->id], O_RDONLY | O_NOATIME | O_NONBLOCK);
+                if (fd == -EPERM) /* O_NOATIME is for the owner only */
+                        fd = rc_walk_open_beneath(w, w->file_paths[f->id], O_RDONLY | O_NONBLOCK);
                 if (fd < 0) {
-                        rc_walk_note_error(w, w->file_paths[f->id], NULL, -errno);
+                        rc_walk_note_error(w, w->file_paths[f->id], NULL, fd);
                         continue;
                 }
                 /* readahead(2) only queues the reads; the file system without it gets the advice. */

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -105,6 +107,7 @@ int rc_walk_add_root(RcWalk *w, const char *path, const RcWalkRoot **ret) {
                 return -ENOMEM;
         }
         w->roots = roots;
+        root->fd = TAKE_FD(fd);
 
         root->fs = ra_prefetch_fs_from_magic((uint64_t) sfs.f_type);
         rc_devra_setup(root, &stx);
@@ -116,4 +119,42 @@ int rc_walk_add_root(RcWalk *w, const char *path, const RcWalkRoot **ret) {
         if (ret)
                 *ret = root;
         return 0;
+}
+
+/* The root path is beneath, or is: path itself, or path followed by '/' and more. */
+static size_t root_prefix(const char *root, const char *path) {
+        size_t n = strlen(root);
+
+        if (strncmp(root, path, n) != 0)
+                return 0;
+        return path[n] == '\0' || path[n] == '/' || (n > 0 && root[n - 1] == '/') ? n : 0;
+}
+
+int rc_walk_open_beneath(const RcWalk *w, const char *path, int flags) {
+        const RcWalkRoot *root = NULL;
+        struct open_how how = {
+                .flags = (uint64_t) (flags | O_NOFOLLOW | O_CLOEXEC),
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+        };
+        const char *rel;
+        size_t len = 0;
+        int fd;
+
+        /* Roots within roots: the deepest, for the shortest way down. */
+        for (size_t i = 0; i < w->n_roots; i++) {
+                size_t n = root_prefix(w->roots[i]->path, path);
+
+                if (n > len) {
+                        root = w->roots[i];
+                        len = n;
+                }
+        }
+        if (!root)
+                return -EXDEV;
+        for (rel = path + len; *rel == '/'; rel++)
+                ;
+        fd = (int) syscall(SYS_openat2, root->fd, *rel ? rel : ".", &how, sizeof(how));
+        if (fd < 0 && errno == ENOSYS) /* before Linux 5.6: the last component alone is not followed */
+                fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
 }

@@ -137,6 +137,16 @@ void rc_devra_read_dir(const RcWalkRoot *root, int fd);
 void rc_devra_read_inodes(const RcWalkRoot *root, const Dir *d);
 void rc_devra_read_chunk(RcWalk *w, size_t begin);
 
+/*
+ * rc-prefetch-root.c: opens path, a root's own or beneath one, from that
+ * root's descriptor, following no link and crossing no mount on the way
+ * (openat2's RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV): a
+ * directory a user swaps for a link, or mounts over, while the walk runs or
+ * before --data reads a file, sends the walk nowhere else (ELOOP, EXDEV).
+ * Returns the descriptor, or a negative errno.
+ */
+int rc_walk_open_beneath(const RcWalk *w, const char *path, int flags);
+
 /* rc-prefetch-data.c: --data, files read ahead in physical order. */
 void rc_data_add_file(RcWalk *w, Dir *d, const char *name, uint64_t size);
 void rc_data_read_ahead(RcWalk *w);

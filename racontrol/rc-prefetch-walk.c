@@ -193,9 +193,9 @@ static void read_dir(RcWalk *w, Task *t, char *buf) {
                 (void) rc_dir_unref(d);
                 return;
         }
-        d->fd = open(d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        d->fd = rc_walk_open_beneath(w, d->path, O_RDONLY | O_DIRECTORY);
         if (d->fd < 0) {
-                rc_walk_note_error(w, d->path, NULL, -errno);
+                rc_walk_note_error(w, d->path, NULL, d->fd);
                 (void) rc_dir_unref(d);
                 return;
         }
@@ -338,6 +338,7 @@ RcWalk *rc_walk_free(RcWalk *w) {
         }
         for (size_t i = 0; i < w->n_roots; i++) {
                 free(w->roots[i]->path);
+                (void) ra_close(w->roots[i]->fd);
                 free(w->roots[i]->device);
                 (void) ra_close(w->roots[i]->device_fd);
                 ra_ext4_layout_clear(&w->roots[i]->ext4);

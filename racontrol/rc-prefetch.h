@@ -18,6 +18,7 @@
 
 typedef struct RcWalkRoot {
         char *path;
+        int fd; /* the root directory, opened once: what is beneath it is opened from here */
         const RaPrefetchFs *fs;
         uint64_t mnt_id; /* or the device number, where statx has no mount id */
         bool has_mnt_id;
