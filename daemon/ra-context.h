@@ -37,6 +37,8 @@ typedef struct Manager {
         sd_event_source *paths_due;   /* the [path:] sections are resolved again (ra-pathwatch.c) */
         pid_t paths_stuck;     /* the child whose lookup of their paths passed its deadline; 0: none */
         struct RaUsers *users; /* what each user's objects may cost (ra-users.c) */
+        pid_t probe_stuck;     /* the libblkid probe that passed its deadline; 0: none (ra-probe-run.c) */
+        bool udevd_runs;       /* at start: devices udevd has not probed yet are left to it */
 
         char *config_path;  /* --config FILE, or NULL for the installed files */
         bool force_observe; /* --observe */

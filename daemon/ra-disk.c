@@ -9,11 +9,12 @@
 #include <systemd/sd-bus.h>
 
 #include "ra-apply.h"
+#include "ra-context.h"
 #include "ra-dbus.h"
 #include "ra-disk.h"
 #include "ra-inputs.h"
 #include "ra-log.h"
-#include "ra-probe.h"
+#include "ra-probe-run.h"
 #include "ra-settings.h"
 #include "ra-util.h"
 
@@ -173,10 +174,23 @@ int ra_disk_update(RaDisk *d, struct udev_device *dev, const char **ret_bad_prop
                 return r == 0 ? -ENODEV : r;
         }
 
-        /* Without udevd nobody has probed the device: ask libblkid, cheaply. */
-        if (!udev_device_get_is_initialized(dev) && d->devnode && in.attrs.size_bytes > 0) {
-                r = ra_probe_device(&in.attrs, d->devnode);
-                if (r < 0 && r != -ENODEV)
+        /*
+         * Without udevd nobody has probed the device: ask libblkid, cheaply,
+         * in a child (ra-probe-run.h). Where udevd runs, its answer comes in
+         * the device's event, and is awaited.
+         */
+        if (!udev_device_get_is_initialized(dev) && !d->manager->udevd_runs && d->devnode &&
+            in.attrs.size_bytes > 0) {
+                r = ra_probe_run(d->manager, &in.attrs, d->devnode);
+                if (r == -ETIMEDOUT)
+                        log_warning("%s: libblkid's probe did not answer in %d ms (its reads wait on "
+                                    "something that does not answer): deciding without its file system, "
+                                    "and probing no other device until that read returns.",
+                                    d->name, RA_PROBE_DEADLINE_MSEC);
+                else if (r == -EBUSY)
+                        log_debug("%s: not probed: another device's probe still waits on its read.",
+                                  d->name);
+                else if (r < 0 && r != -ENODEV)
                         log_debug_errno(r, "%s: probing with libblkid failed, ignoring: %m", d->name);
         }
 

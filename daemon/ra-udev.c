@@ -364,7 +364,8 @@ int ra_udev_watch(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Cannot watch udev events: %m");
 
-        if (!udevd_runs())
+        m->udevd_runs = udevd_runs();
+        if (!m->udevd_runs)
                 log_warning(
                         "udevd does not seem to run: disks are tuned now, but no hotplug events will arrive.");
         return 0;
