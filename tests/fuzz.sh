@@ -10,7 +10,7 @@ T=$(mktemp -d /tmp/radaemon-fuzz.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 seconds=${RA_FUZZ_SECONDS:-10}
 
-for target in fuzz-config fuzz-stat fuzz-state fuzz-udev-props fuzz-trace fuzz-pcache fuzz-swaps fuzz-vmstat fuzz-mounts; do
+for target in fuzz-config fuzz-stat fuzz-state fuzz-udev-props fuzz-trace fuzz-pcache fuzz-swaps fuzz-vmstat fuzz-mounts fuzz-ext4 fuzz-fleet; do
 	bin=$RA_BUILDDIR/tests/$target
 	corpus=$RA_SRCDIR/tests/corpus/$target
 	[[ -x $bin ]] || ra_fail "no $bin; run make check"
