@@ -7,12 +7,12 @@
 
 #include <fcntl.h>
 #include <libmount.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -93,7 +93,8 @@ int rc_walk_add_root(RcWalk *w, const char *path, const RcWalkRoot **ret) {
         fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        if (fstatfs(fd, &sfs) < 0)
+        /* What is below is opened from this descriptor: its mount is what counts, not the first open's. */
+        if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, &stx) < 0 || fstatfs(fd, &sfs) < 0)
                 return -errno;
 
         root = calloc(1, sizeof(*root));
