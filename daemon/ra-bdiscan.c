@@ -21,6 +21,8 @@
  * sysfs and mountinfo, and decides only for bdis it has not seen before.
  */
 
+#define BDIS_ADDED_MAX 64
+
 /*
  * The disks beneath managed bdis (ra_disk_update_bdi() named them, a
  * partition by its disk): their block requests are a file system's, not raw
@@ -51,6 +53,31 @@ static uint64_t now_usec(Manager *m) {
 
         (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
         return now;
+}
+
+/* Whether udevd's "add" of name came before the scan that found it; forgotten once asked. */
+static bool take_added(Manager *m, const char *name) {
+        size_t n = ra_strv_length(m->bdis_added);
+
+        for (size_t i = 0; i < n; i++)
+                if (ra_streq(m->bdis_added[i], name)) {
+                        free(m->bdis_added[i]);
+                        memmove(&m->bdis_added[i], &m->bdis_added[i + 1], (n - i) * sizeof(char *));
+                        return true;
+                }
+        return false;
+}
+
+void ra_bdiscan_udev_added(Manager *m, const char *name, bool added) {
+        if (!added) {
+                (void) take_added(m, name);
+                return;
+        }
+        /* A few at a time are under way; more are mounts that failed, their "remove" lost. */
+        if (ra_strv_contains(m->bdis_added, name) || ra_strv_length(m->bdis_added) >= BDIS_ADDED_MAX)
+                return;
+        if (ra_strv_push(&m->bdis_added, name) < 0)
+                (void) log_oom();
 }
 
 /*
@@ -112,6 +139,9 @@ static bool read_bdi(Manager *m, RaDisk *d, RaBdi *b, const char *event) {
                 if (d->as_bdi.udev_added)
                         d->as_bdi.udev_add_pending_since = 0;
         } else {
+                /* udevd's "add" came before radaemon knew the bdi (ra_bdiscan_udev_added()). */
+                if (take_added(m, d->name))
+                        d->as_bdi.udev_added = true;
                 d->in.server_kb = ra_inputs_server_kb(&d->in.attrs, m->state, d->in.identity);
                 /* Looked for by the bdi watcher's FUSE timer from now on. */
                 if (d->in.bdi.kind == RA_BDI_FUSE)
@@ -198,7 +228,7 @@ static bool mounting(const RaDisk *d) {
 
 void ra_bdiscan_scan(Manager *m, const char *event) {
         /* A reload or a moved [path:] section decides again for the bdis it keeps, as for the disks. */
-        bool retune = ra_streq(event, "reload") || ra_streq(event, "path");
+        bool retune = ra_streq(event, "reload") || ra_streq(event, "path"), forgot = false;
         RaBdi *v = NULL;
         size_t n = 0;
         int r;
@@ -212,16 +242,28 @@ void ra_bdiscan_scan(Manager *m, const char *event) {
         for (size_t i = 0; i < m->n_disks; i++)
                 if (m->disks[i]->kind == RA_KIND_BDI)
                         m->disks[i]->seen = false;
+        (void) ra_users_refused(m);
         for (size_t i = 0; i < n; i++)
                 (void) take_bdi(m, &v[i], retune, event);
-        ra_bdi_array_free(v, n);
 
         for (size_t i = m->n_disks; i > 0; i--) {
                 RaDisk *d = m->disks[i - 1];
 
-                if (d->kind == RA_KIND_BDI && !d->seen && !mounting(d))
+                if (d->kind == RA_KIND_BDI && !d->seen && !mounting(d)) {
                         ra_tune_forget(m, d, LOG_INFO, "unmounted.");
+                        forgot = true;
+                }
         }
+        /*
+         * A user's mount refused at the cap while one of theirs went in the
+         * same scan (an unmount and a mount between two scans): taken now,
+         * not at some later scan. A bdi taken already left its entry empty.
+         */
+        if (forgot && ra_users_refused(m) > 0)
+                for (size_t i = 0; i < n; i++)
+                        if (v[i].name)
+                                (void) take_bdi(m, &v[i], false, event);
+        ra_bdi_array_free(v, n);
         settle(m);
 }
 

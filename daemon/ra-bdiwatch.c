@@ -41,6 +41,7 @@
  * scans have taken no more than 1/SCAN_SHARE of the time since the last began.
  */
 #define SCAN_SHARE 20
+#define SCAN_WAIT_MAX_USEC (1000 * 1000ULL) /* a scan slowed by something else delays none by more */
 
 /* How long to wait before looking again, age after the "add". */
 static uint64_t early_interval(uint64_t age) {
@@ -282,10 +283,11 @@ static uint64_t clock_usec(void) {
 
 /* A scan now, and when the next may start: SCAN_SHARE times its cost after this one began. */
 static void scan_timed(Manager *m, const char *event) {
-        uint64_t start = clock_usec();
+        uint64_t start = clock_usec(), wait;
 
         ra_bdiwatch_scan(m, event);
-        m->mounts_next_usec = start + (clock_usec() - start) * SCAN_SHARE;
+        wait = (clock_usec() - start) * SCAN_SHARE;
+        m->mounts_next_usec = start + (wait < SCAN_WAIT_MAX_USEC ? wait : SCAN_WAIT_MAX_USEC);
 }
 
 static int on_scan_due(sd_event_source *s, uint64_t usec, void *userdata) {

@@ -39,6 +39,7 @@ typedef struct Manager {
         struct RaUsers *users; /* what each user's objects may cost (ra-users.c) */
         pid_t probe_stuck;     /* the libblkid probe that passed its deadline; 0: none (ra-probe-run.c) */
         bool udevd_runs;       /* at start: devices udevd has not probed yet are left to it */
+        char **bdis_added;     /* bdis whose udev "add" came before radaemon knew them (ra-bdiscan.c) */
 
         char *config_path;  /* --config FILE, or NULL for the installed files */
         bool force_observe; /* --observe */

@@ -144,6 +144,7 @@ Manager *ra_manager_free(Manager *m) {
         ra_bdiwatch_stop(m);
         ra_pathwatch_stop(m);
         ra_users_free(m);
+        ra_strv_free(m->bdis_added);
         free(m->learning_off);
         ra_swapwatch_free(m);
         sd_event_source_unref(m->bus_retry);

@@ -128,12 +128,13 @@ int ra_probe_run(Manager *m, RaDeviceAttrs *a, const char *devnode) {
         writer = ra_close(writer);
 
         r = read_answer(reader, buf, sizeof(buf), &len);
-        if (r == -ETIMEDOUT) {
-                /* Killed at once if it can be; reaped at the next probe, or when it returns. */
+        if (r < 0) {
+                /* Past the deadline, or unreadable: killed at once if it can be, else reaped later. */
                 (void) kill(pid, SIGKILL);
-                m->probe_stuck = pid;
+                if (waitpid(pid, NULL, WNOHANG) != pid)
+                        m->probe_stuck = pid;
                 return r;
         }
-        (void) waitpid(pid, NULL, 0);
-        return r < 0 ? r : take_answer(a, buf, len);
+        (void) waitpid(pid, NULL, 0); /* it closed its end: it is exiting */
+        return take_answer(a, buf, len);
 }

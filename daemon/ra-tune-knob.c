@@ -122,7 +122,7 @@ RaDrift ra_tune_knob_drift(Manager *m, const RaKnob *k, uint32_t was, uint32_t n
 
         if (m->config->external == RA_EXTERNAL_REASSERT && ra->count < RA_REASSERT_MAX) {
                 ra->count++;
-                log_disk(LOG_INFO, RA_LOG_EXTERNAL, k->device, now, "external",
+                log_disk(k->quiet ? LOG_DEBUG : LOG_INFO, RA_LOG_EXTERNAL, k->device, now, "external",
                          "%s: %s went from %" PRIu32 " to %" PRIu32
                          "%s behind radaemon's back; writing %" PRIu32
                          "%s again (external_changes = reassert).",
@@ -131,12 +131,12 @@ RaDrift ra_tune_knob_drift(Manager *m, const RaKnob *k, uint32_t was, uint32_t n
         }
 
         if (m->config->external == RA_EXTERNAL_REASSERT)
-                log_disk(LOG_INFO, RA_LOG_EXTERNAL, k->device, now, "external",
+                log_disk(k->quiet ? LOG_DEBUG : LOG_INFO, RA_LOG_EXTERNAL, k->device, now, "external",
                          "%s: %s was changed behind radaemon's back %u times within a minute; leaving it at "
                          "%" PRIu32 "%s.",
                          k->label, k->what, ra->count + 1, now, k->unit);
         else
-                log_disk(LOG_INFO, RA_LOG_EXTERNAL, k->device, now, "external",
+                log_disk(k->quiet ? LOG_DEBUG : LOG_INFO, RA_LOG_EXTERNAL, k->device, now, "external",
                          "%s: %s went from %" PRIu32 " to %" PRIu32
                          "%s behind radaemon's back; leaving it (external_changes = yield).",
                          k->label, k->what, was, now, k->unit);

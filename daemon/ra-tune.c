@@ -184,7 +184,9 @@ static const char *drift(Manager *m, RaDisk *d, uint32_t kb) {
         if (d->kind == RA_KIND_BDI &&
             ra_bdi_fuse_init_answer(&d->in.bdi, d->as_bdi.fuse_init_pending_since > 0,
                                     now - d->as_bdi.fuse_init_pending_since, d->in.server_kb, was, kb)) {
-                log_info("%s: the FUSE server lowered the window to %" PRIu32 " KiB at INIT.", d->name, kb);
+                log_full_errno(ra_users_log_level(m, d, LOG_INFO), 0,
+                               "%s: the FUSE server lowered the window to %" PRIu32 " KiB at INIT.", d->name,
+                               kb);
                 d->as_bdi.fuse_init_pending_since = 0;
                 d->in.server_kb = kb;
                 /*
@@ -206,7 +208,7 @@ static const char *drift(Manager *m, RaDisk *d, uint32_t kb) {
          */
         if (d->kind == RA_KIND_BDI && d->as_bdi.udev_add_pending_since > 0 &&
             now - d->as_bdi.udev_add_pending_since <= UDEV_ADD_WAIT_USEC) {
-                log_disk(LOG_INFO, RA_LOG_EXTERNAL, d->name, kb, "udev",
+                log_disk(ra_users_log_level(m, d, LOG_INFO), RA_LOG_EXTERNAL, d->name, kb, "udev",
                          "%s: read_ahead_kb went from %" PRIu32 " to %" PRIu32
                          " KiB during its udev add event (a udev rule, such as nfs-common's nfsrahead): "
                          "its starting value; radaemon writes %" PRIu32 " KiB when udev is done.",
@@ -238,6 +240,7 @@ static const char *drift(Manager *m, RaDisk *d, uint32_t kb) {
         if (d->decision.kb == 0)
                 return NULL;
         k = window_knob(d);
+        k.quiet = ra_users_log_level(m, d, LOG_INFO) != LOG_INFO;
         switch (ra_tune_knob_drift(m, &k, was, kb, d->decision.kb)) {
         case RA_DRIFT_IGNORE:
                 return NULL;

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "ra-bdiscan.h"
 #include "ra-context.h"
 #include "ra-log.h"
 #include "ra-registry.h"
@@ -236,6 +237,8 @@ static void bdi_event(Manager *m, struct udev_device *dev, const char *action) {
         /* Its rules have run: what they wrote is read at the scan, as the starting value. */
         if (d && d->kind == RA_KIND_BDI && ra_streq(action, "add"))
                 d->as_bdi.udev_added = true;
+        if (!d && udev_device_get_sysname(dev) && (ra_streq(action, "add") || ra_streq(action, "remove")))
+                ra_bdiscan_udev_added(m, udev_device_get_sysname(dev), ra_streq(action, "add"));
 }
 
 static bool manages_disk(void *userdata, const char *name) {

@@ -18,8 +18,10 @@ struct RaDisk;
 #define RA_USER_LOG_BURST 30                      /* lines about one user's objects a window... */
 #define RA_USER_LOG_WINDOW_USEC (60 * 1000000ULL) /* ...of this long */
 
-/* Whether the bdi b, not managed yet, may be: false once its owner has the most (told once). */
+/* Whether the bdi b, not managed yet, may be: false once its owner has the most (told once a window). */
 bool ra_users_may_manage(struct Manager *m, const RaBdi *b);
+/* How many ra_users_may_manage() refused since the last call. */
+unsigned ra_users_refused(struct Manager *m);
 
 /*
  * The level a line about d is logged at: level itself, or LOG_DEBUG for a
