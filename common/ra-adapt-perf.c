@@ -41,6 +41,19 @@ void ra_adapt_perf_record(RaModel *m, uint32_t kb, double bytes_per_sec) {
         if (bytes_per_sec > p->bytes_per_sec)
                 p->bytes_per_sec = bytes_per_sec;
         p->samples++;
+
+        if (m->recheck_kb != 0 && kb != m->recheck.kb)
+                m->recheck_kb = 0;
+        else if (m->recheck_kb != 0) {
+                if (bytes_per_sec > m->recheck.bytes_per_sec)
+                        m->recheck.bytes_per_sec = bytes_per_sec;
+                m->recheck.samples++;
+        }
+}
+
+void ra_adapt_perf_recheck(RaModel *m, uint32_t trial_kb, uint32_t back_kb) {
+        m->recheck_kb = trial_kb;
+        m->recheck = (RaPerf){ .kb = back_kb };
 }
 
 double ra_adapt_perf_fastest(const RaModel *m) {

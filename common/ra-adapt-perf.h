@@ -17,7 +17,10 @@
 RaPerf *ra_adapt_perf_find(RaModel *m, uint32_t kb);
 /* Read under by streams opened under it for long enough to judge it. */
 bool ra_adapt_perf_judged(RaModel *m, uint32_t kb);
+/* Also for the recheck of a refuted trial (RaModel.recheck), which ends when another window reads. */
 void ra_adapt_perf_record(RaModel *m, uint32_t kb, double bytes_per_sec);
+/* A trial of trial_kb refuted for back_kb: back_kb's reads from now on judge it again. */
+void ra_adapt_perf_recheck(RaModel *m, uint32_t trial_kb, uint32_t back_kb);
 /* The fastest judged window's throughput. */
 double ra_adapt_perf_fastest(const RaModel *m);
 /* The smallest judged window that reads within RA_ADAPT_GAIN_TIE of the fastest judged one. */

@@ -296,6 +296,41 @@ static uint32_t model_target(const RaModel *m, const RaObservation *o, const RaA
         return kb > 0 ? clamp_to_limits(kb, l) : 0;
 }
 
+/*
+ * A trial is refuted by the window it is compared with, as that window read
+ * before it. A machine that slows during the trial (a backup beside the job,
+ * another tenant of the array) slows the trial's reads, not the ones before
+ * it, and the larger window would be refuted for good. So the window the
+ * refuted trial went back to is judged again on what it reads from then on,
+ * RA_ADAPT_SAMPLES intervals alone: the trial and it are then measured in
+ * the same stretch, one just before the other. Where the trial read
+ * GAIN_UP faster than that, the slowdown was the machine's: the window's
+ * record becomes what it reads now, and the trial's window comes back.
+ * Otherwise both records stand, as measured.
+ */
+static uint32_t recheck_target(RaModel *m, const RaAdaptLimits *l, char reason[static RA_REASON_MAX]) {
+        uint32_t kb = m->recheck_kb;
+        const RaPerf *trial;
+        RaPerf *back;
+
+        if (kb == 0 || m->recheck.samples < RA_ADAPT_SAMPLES)
+                return 0;
+        m->recheck_kb = 0;
+        trial = ra_adapt_perf_find(m, kb);
+        back = ra_adapt_perf_find(m, m->recheck.kb);
+        if (!trial || !back || trial->bytes_per_sec < GAIN_UP * m->recheck.bytes_per_sec)
+                return 0;
+        *back = m->recheck;
+        ra_reason_format(
+                reason,
+                "Files opened under %" PRIu32 " KiB read %.1f MB/s now, %.0f%% slower than with %" PRIu32
+                " KiB during its trial: the device slowed meanwhile, not the larger window, so %" PRIu32
+                " KiB comes back.",
+                back->kb, back->bytes_per_sec / 1e6, (1 - back->bytes_per_sec / trial->bytes_per_sec) * 100,
+                kb, kb);
+        return clamp_to_limits(kb, l);
+}
+
 static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAdaptLimits *l,
                                   char reason[static RA_REASON_MAX]) {
         uint32_t cur = o->window_kb, next;
@@ -304,6 +339,8 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
         /* Not enough read yet by streams opened under this window: wait for them. */
         if (!here || here->samples < RA_ADAPT_SAMPLES)
                 return 0;
+        if ((next = recheck_target(m, l, reason)) != 0)
+                return next;
 
         best = ra_adapt_perf_best(m);
         if (best && best->kb > cur && best->bytes_per_sec >= GAIN_UP * here->bytes_per_sec) {
@@ -350,6 +387,8 @@ static uint32_t sequential_target(RaModel *m, const RaObservation *o, const RaAd
         }
 
         if (best && best->kb < cur) {
+                if (m->trial_kb == cur)
+                        ra_adapt_perf_recheck(m, cur, best->kb);
                 ra_reason_format(reason,
                                  "Bigger requests stopped paying: %" PRIu32 " KiB read as fast as %" PRIu32
                                  " KiB (%.0f%%), so the smaller window stays.",

@@ -28,7 +28,9 @@
  *    the smaller window comes back. Trying goes on past a step that neither
  *    paid nor hurt (a plateau), and ends at one that reads measurably slower
  *    or at the upper bound. Returning to a larger window measured before
- *    needs it to read 10 % faster than the one in force.
+ *    needs it to read 10 % faster than the one in force. A trial refuted
+ *    is judged again on what the window it went back to reads next, in
+ *    the same stretch (a machine that slowed during it refutes nothing).
  *
  * Above all of these, the memory a window holds (ra-adapt-memory.h): no
  * window grows past what its streams' tasks can hold, and one that they
@@ -272,6 +274,8 @@ typedef struct RaModel {
 
         RaPerf perf[RA_ADAPT_PERF_SLOTS];
         size_t n_perf;
+        uint32_t recheck_kb; /* a trial refuted, judged again on the window it went back to... */
+        RaPerf recheck;      /* ...read under it from then on (ra-adapt.c, recheck_target()) */
 } RaModel;
 
 RaWorkload ra_adapt_classify(const RaObservation *o, uint32_t max_sectors_kb);

@@ -246,6 +246,47 @@ START_TEST(test_sequential_random_sequential) {
 END_TEST
 
 /* Bounds, the size cap, and no tracer: the policy stays inside what it is given. */
+/*
+ * The machine slows to a third as a trial begins and stays slow (a backup
+ * starts beside the job): the trial reads slower than the window before it
+ * read, and that window, judged again on what it reads in the same stretch
+ * as the trial, reads slower still. The trial comes back, and the streams
+ * still reach the window that reads fastest now.
+ */
+START_TEST(test_trial_machine_slows) {
+        const SimDevice *d = &costly_ssd;
+        RaAdaptLimits l = limits_for(d);
+        RaModel m = {};
+        unsigned seed = 42;
+        uint32_t window = 128, opened = 128;
+        bool slow = false;
+        double got, best;
+
+        for (unsigned t = 0; t < 300; t++) {
+                RaObservation o;
+
+                if (t % 5 == 0)
+                        opened = window;
+                observe(d, SEQUENTIAL, opened, window, t % 5 == 0, true, &seed, &o);
+                slow = slow || window > 128;
+                if (slow) {
+                        o.rates.read_bytes_per_sec /= 3;
+                        o.rates.read_iops /= 3;
+                        o.trace.requests /= 3;
+                        o.trace.bytes /= 3;
+                        o.trace.window_bytes /= 3;
+                }
+                if (ra_adapt_update(&m, &o, &l))
+                        window = m.learned_kb;
+        }
+        ck_assert(slow);
+        got = sequential_rate(d, window);
+        best = best_over_windows(d, sequential_rate);
+        ck_assert_msg(got >= 0.9 * best, "%s: %u KiB reads %.1f MB/s, the best fixed value %.1f MB/s: %s",
+                      d->name, window, got / 1e6, best / 1e6, m.reason);
+}
+END_TEST
+
 START_TEST(test_limits) {
         const SimPhase seq = { SEQUENTIAL, 200 };
         RaAdaptLimits l = limits_for(&costly_ssd);
@@ -1134,6 +1175,7 @@ int main(void) {
         tcase_add_test(tc, test_random_mmap);
         tcase_add_test(tc, test_sequential_random_sequential);
         tcase_add_test(tc, test_limits);
+        tcase_add_test(tc, test_trial_machine_slows);
         tcase_add_test(tc, test_idle);
         tcase_add_test(tc, test_long_lived_open);
         tcase_add_test(tc, test_device_trial_unused);
