@@ -75,6 +75,15 @@ static void add_total(RaCalibTotal *total, uint32_t kb, uint64_t nsec) {
         total->nsec += nsec;
 }
 
+/* One of a class's latest (RA_CALIB_TRACE_RECENT), usec a read: at least one, as no read is free. */
+static void add_recent(RaCalibTrace *t, size_t k, uint32_t kb, uint64_t nsec) {
+        uint64_t n = t->served[k].count;
+
+        t->served[k].recent[n % RA_CALIB_TRACE_RECENT].kb = kb;
+        t->served[k].recent[n % RA_CALIB_TRACE_RECENT].usec =
+                nsec < 1000 ? 1 : (uint32_t) ((nsec + 500) / 1000);
+}
+
 /* A request of kb issued at issued_ns (alone or not) done at time_ns, timed both ways (ra-calib.h). */
 static void add_request(RaCalibTrace *t, uint32_t kb, uint64_t issued_ns, bool alone, uint64_t time_ns) {
         uint64_t free_ns = issued_ns > t->last_done_ns ? issued_ns : t->last_done_ns;
@@ -87,12 +96,9 @@ static void add_request(RaCalibTrace *t, uint32_t kb, uint64_t issued_ns, bool a
                 uint64_t n = t->served[k].count;
 
                 add_total(&t->served_all, kb, time_ns - free_ns);
+                add_recent(t, k, kb, time_ns - free_ns);
                 add_to(t, &t->served[k].fastest, &t->served[k].count,
                        (RaCalibSample){ .kb = kb, .nsec = time_ns - free_ns });
-                /* At least a microsecond: a fit weighs each point by its time, and none is free. */
-                t->served[k].recent[n % RA_CALIB_TRACE_RECENT].kb = kb;
-                t->served[k].recent[n % RA_CALIB_TRACE_RECENT].usec =
-                        time_ns - free_ns < 1000 ? 1 : (uint32_t) ((time_ns - free_ns + 500) / 1000);
                 /*
                  * Which fit is the model is judged again as the evidence doubles, and as a class's
                  * latest are all new, once there is a fit.
@@ -113,9 +119,17 @@ static void add_streamed(RaCalibTrace *t, uint64_t sector, uint32_t kb, uint64_t
                 t->stream.kb += kb;
                 t->stream.reads++;
                 if (t->stream.kb >= RA_CALIB_TRACE_STREAM_KB && time_ns > t->stream.start_ns) {
-                        add_sample(t, (RaCalibSample){ .kb = t->stream.kb / t->stream.reads,
-                                                       .reads = t->stream.reads,
-                                                       .nsec = time_ns - t->stream.start_ns });
+                        RaCalibSample sample = { .kb = t->stream.kb / t->stream.reads,
+                                                 .reads = t->stream.reads,
+                                                 .nsec = time_ns - t->stream.start_ns };
+                        size_t k = size_class(sample.kb);
+
+                        add_sample(t, sample);
+                        /* Its latest too, a read each: the model is the quartile's (ra-calib.h). */
+                        add_recent(t, k, sample.kb, sample.nsec / sample.reads);
+                        t->served[k].count++;
+                        t->changed = t->changed || (t->served[k].count % RA_CALIB_TRACE_RECENT == 0 &&
+                                                    t->count[k] >= RA_CALIB_TRACE_MIN);
                         t->stream.kb = t->stream.reads = 0;
                         t->stream.start_ns = time_ns;
                 }
@@ -194,10 +208,22 @@ static int nsec_cmp(const void *a, const void *b) {
         return (x > y) - (x < y);
 }
 
+/* The fastest of the slowest three quarters of class k's latest (RA_CALIB_TRACE_RECENT), a read. */
+static RaCalibSample quartile(const RaCalibTrace *t, size_t k) {
+        RaCalibSample s[RA_CALIB_TRACE_RECENT];
+        size_t n = t->served[k].count < RA_CALIB_TRACE_RECENT ? t->served[k].count : RA_CALIB_TRACE_RECENT;
+
+        for (size_t i = 0; i < n; i++)
+                s[i] = (RaCalibSample){ .kb = t->served[k].recent[i].kb,
+                                        .nsec = (uint64_t) t->served[k].recent[i].usec * 1000 };
+        qsort(s, n, sizeof(s[0]), nsec_cmp);
+        return s[n / 4];
+}
+
 /*
  * The fit of each class's requests timed from when the device was free: the fastest (quarter false),
- * or the fastest of the slowest three quarters of the latest (RA_CALIB_TRACE_RECENT); returns the
- * share of all of them together that it accounts for, or -1 where fewer than two classes count.
+ * or the quartile of the latest; returns the share of all of them together that it accounts for, or
+ * -1 where fewer than two classes count.
  */
 static double fit_served(const RaCalibTrace *t, bool quarter, uint64_t when, RaCalib *ret) {
         RaCalibSample per_class[RA_CALIB_TRACE_CLASSES] = {};
@@ -205,23 +231,11 @@ static double fit_served(const RaCalibTrace *t, bool quarter, uint64_t when, RaC
         size_t classes = 0;
 
         for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++) {
-                RaCalibSample s[RA_CALIB_TRACE_RECENT];
-                size_t n = t->served[k].count < RA_CALIB_TRACE_RECENT ? t->served[k].count
-                                                                      : RA_CALIB_TRACE_RECENT;
-
                 count[k] = t->served[k].count;
                 if (count[k] < RA_CALIB_TRACE_MIN)
                         continue;
                 classes++;
-                if (!quarter) {
-                        per_class[k] = t->served[k].fastest;
-                        continue;
-                }
-                for (size_t i = 0; i < n; i++)
-                        s[i] = (RaCalibSample){ .kb = t->served[k].recent[i].kb,
-                                                .nsec = (uint64_t) t->served[k].recent[i].usec * 1000 };
-                qsort(s, n, sizeof(s[0]), nsec_cmp);
-                per_class[k] = s[n / 4];
+                per_class[k] = quarter ? quartile(t, k) : t->served[k].fastest;
         }
         /* One size alone: gaps as regular as one command at a time's come from readers evenly spaced too. */
         if (classes < 2 || fit_classes(t, per_class, count, when, ret) < 0)
@@ -252,12 +266,26 @@ static bool served_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret) {
         return true;
 }
 
+/* A disk whose head moves: the quartile of each class's latest streams, and its jumps (ra-calib.h). */
+static int fit_streams(const RaCalibTrace *t, uint64_t when, RaCalib *ret) {
+        RaCalibSample per_class[RA_CALIB_TRACE_CLASSES] = {};
+
+        for (size_t k = 0; k < RA_CALIB_TRACE_CLASSES; k++)
+                if (t->count[k] >= RA_CALIB_TRACE_MIN)
+                        per_class[k] = quartile(t, k);
+        return fit_classes(t, per_class, t->count, when, ret);
+}
+
 int ra_calib_trace_fit(RaCalibTrace *t, uint64_t when, RaCalib *ret) {
         int r;
 
         t->changed = false;
         t->queued = false;
-        if (!served_fit(t, when, ret)) {
+        if (t->streams) {
+                r = fit_streams(t, when, ret);
+                if (r < 0)
+                        return r;
+        } else if (!served_fit(t, when, ret)) {
                 RaCalib most;
                 double share;
 

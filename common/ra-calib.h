@@ -276,7 +276,14 @@ const char *ra_calib_source_to_string(RaCalibSource s);
  * requests are timed as a stream: from the completion of the one that
  * brought the head there to the completion of the last, once a stream has
  * read RA_CALIB_TRACE_STREAM_KB, and only a stream's time counts as a
- * sequential sample. A request that jumped is timed from when the head was
+ * sequential sample. The model is the quartile of each class's latest
+ * streams (RA_CALIB_TRACE_RECENT, as above), not their fastest: a
+ * completion seen late (the loop's worker, or the tracer, behind on a
+ * busy machine) leaves the stream after it seeming to read in what is left
+ * of its time, and one such sample was the model of the bench's hdd-7200
+ * after a 1 GiB `dd`: "1024 KiB 1504.4 MiB/s" (its media 105-210 MB/s, its
+ * bus 600), by which a random reader's 2 MiB windows cost it nothing and
+ * were never cut (tests/media-reuse.sh). A request that jumped is timed from when the head was
  * free (its issue, or the completion before it: one command at a time),
  * and the last RA_CALIB_TRACE_JUMPS small ones (up to 64 KiB) give the
  * jump, as the calibration's jumps do.
