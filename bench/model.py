@@ -149,7 +149,9 @@ def attach(name, index=None, builddir=None, scheduler=None):
             backing = record["image"]
         else:
             record["dir"] = os.path.join(RUN_DIR, dev)
-            record["mount"] = os.path.join(record["dir"], "mnt")
+            # The loop device's backing file, so its identity (loop:<path>): a
+            # medium of its own for each attach, as images one after another.
+            record["mount"] = os.path.join(record["dir"], f"{name}-{time.monotonic_ns()}")
             record["image"] = os.path.join(IMAGE_DIR, f"{name}-{dev}.img")
             os.makedirs(record["mount"], exist_ok=True)
             log = open(os.path.join(record["dir"], "server.log"), "w")
@@ -214,8 +216,23 @@ def load(dev):
         raise ModelError(f"{dev} is not a device bench/devmodel attached") from None
 
 
-def detach(dev, quiet=False):
-    """Undoes attach(): the loop device, the mount, the server, the image."""
+def replace(dev, name, builddir=None, scheduler=None):
+    """Another medium in the same kernel device: dev's model is detached and
+    stopped, and a new one of class name attached to the same loop device,
+    as `losetup -f` hands a freed loop device to the next image. The kernel
+    device stays (its name, devnum and sysfs directory); its diskseq moves.
+    Returns the new record; detach() undoes it as it would have dev's."""
+    record = load(dev)
+    detach(dev, keep_loop=True)
+    new = attach(name, index=int(record["device"][4:]), builddir=builddir, scheduler=scheduler)
+    new["own_index"] = record["own_index"]
+    _save(new)
+    return new
+
+
+def detach(dev, quiet=False, keep_loop=False):
+    """Undoes attach(): the loop device (unless keep_loop: detached, not
+    removed), the mount, the server, the image."""
     dev = os.path.basename(dev)
     try:
         record = load(dev)
@@ -240,7 +257,7 @@ def detach(dev, quiet=False):
     for path in (record.get("mount"), record.get("dir")):
         if path and os.path.isdir(path):
             os.rmdir(path)
-    if record.get("own_index"):
+    if record.get("own_index") and not keep_loop:
         _remove_loop(index)
     if os.path.exists(_record_path(dev)):
         os.unlink(_record_path(dev))
