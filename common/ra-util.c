@@ -5,6 +5,7 @@
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <string.h>
+#include <time.h>
 
 #include "ra-util.h"
 
@@ -299,4 +300,15 @@ bool ra_text_is_plain(const char *s) {
 
 char *ra_text_escape(const char *s) {
         return escape(s, true);
+}
+
+uint64_t ra_now_nsec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+}
+
+uint64_t ra_now_usec(void) {
+        return ra_now_nsec() / 1000;
 }

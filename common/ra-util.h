@@ -29,6 +29,10 @@ int ra_read_file_at(int dirfd, const char *path, char *buf, size_t size);
  */
 int ra_write_file_at(int dirfd, const char *path, const char *s);
 
+/* CLOCK_MONOTONIC, for deadlines and the time things take. */
+uint64_t ra_now_nsec(void);
+uint64_t ra_now_usec(void);
+
 /* NULL-terminated string vectors. */
 char **ra_strv_free(char **l);
 RA_DEFINE_CLEANUP(char *, ra_strv_free)

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <time.h>
 
 #include "ra-bdiscan.h"
 #include "ra-bdiwatch.h"
@@ -274,19 +273,12 @@ void ra_bdiwatch_scan(Manager *m, const char *event) {
                 }
 }
 
-static uint64_t clock_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
-}
-
 /* A scan now, and when the next may start: SCAN_SHARE times its cost after this one began. */
 static void scan_timed(Manager *m, const char *event) {
-        uint64_t start = clock_usec(), wait;
+        uint64_t start = ra_now_usec(), wait;
 
         ra_bdiwatch_scan(m, event);
-        wait = (clock_usec() - start) * SCAN_SHARE;
+        wait = (ra_now_usec() - start) * SCAN_SHARE;
         m->mounts_next_usec = start + (wait < SCAN_WAIT_MAX_USEC ? wait : SCAN_WAIT_MAX_USEC);
 }
 
@@ -299,7 +291,7 @@ static int on_scan_due(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 void ra_bdiwatch_scan_soon(Manager *m, const char *event) {
-        uint64_t now = clock_usec();
+        uint64_t now = ra_now_usec();
         int r;
 
         if (m->mounts_due)

@@ -15,6 +15,7 @@
 #include "ra-calib-safe.h"
 #include "ra-diskstat.h"
 #include "ra-macro.h"
+#include "ra-util.h"
 
 #define PASSES 5
 #define JUMPS 8
@@ -33,15 +34,8 @@
  */
 #define STREAM_KB 1024u
 
-uint64_t ra_calib_now_nsec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-}
-
 static void set_reading(RaCalibReads *j, bool reading) {
-        __atomic_store_n(&j->shared->reading_since, reading ? ra_calib_now_nsec() : 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&j->shared->reading_since, reading ? ra_now_nsec() : 0, __ATOMIC_RELEASE);
 }
 
 /* Whether anything but these reads touched the disk since *start: the calibration gives way. */
@@ -72,7 +66,7 @@ static void pace(const RaCalibReads *j, uint64_t read_nsec) {
 static int direct_read(RaCalibReads *j, int fd, void *buf, uint32_t kb, uint64_t offset, uint64_t *ret_nsec,
                        bool pause_after) {
         size_t len = (size_t) kb * 1024;
-        uint64_t start = ra_calib_now_nsec(), took;
+        uint64_t start = ra_now_nsec(), took;
         ssize_t got;
 
         set_reading(j, true);
@@ -82,7 +76,7 @@ static int direct_read(RaCalibReads *j, int fd, void *buf, uint32_t kb, uint64_t
                 return -errno;
         if ((size_t) got != len)
                 return -EIO;
-        took = ra_calib_now_nsec() - start;
+        took = ra_now_nsec() - start;
         if (pause_after)
                 pace(j, took);
         if (ret_nsec)
@@ -119,7 +113,7 @@ static uint32_t stream_reads(uint32_t kb) {
 static int timed_stream(RaCalibReads *j, int fd, void *buf, uint32_t kb, uint64_t offset) {
         RaCalibShared *sh = j->shared;
         uint32_t reads = stream_reads(kb);
-        uint64_t start = ra_calib_now_nsec(), nsec;
+        uint64_t start = ra_now_nsec(), nsec;
         int r;
 
         for (uint32_t i = 0; i < reads; i++) {
@@ -127,7 +121,7 @@ static int timed_stream(RaCalibReads *j, int fd, void *buf, uint32_t kb, uint64_
                 if (r < 0)
                         return r;
         }
-        nsec = ra_calib_now_nsec() - start;
+        nsec = ra_now_nsec() - start;
         sh->samples[sh->n++] = (RaCalibSample){ .kb = kb, .reads = reads, .nsec = nsec };
         pace(j, nsec);
         return 0;
@@ -200,7 +194,7 @@ static int measure(RaCalibReads *j) {
         while (n_sizes > 1 && span_of(j, n_sizes, streams) * n_sizes > j->size_bytes)
                 n_sizes--;
         /* The clock times a large odd number (2^64 / the golden ratio): nearby starts, far-apart shifts. */
-        shift = ra_calib_now_nsec() * 0x9E3779B97F4A7C15ULL;
+        shift = ra_now_nsec() * 0x9E3779B97F4A7C15ULL;
         n_places = ra_calib_places(j->size_bytes, PASSES * n_sizes + (j->rotational ? JUMPS : 0),
                                    span_of(j, n_sizes, streams), jump_bytes, shift, places);
         for (unsigned pass = 0; pass < PASSES; pass++)

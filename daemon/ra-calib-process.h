@@ -21,7 +21,7 @@ typedef struct RaCalibShared {
         int error;        /* a negative errno: it could not be read, or not at idle priority */
         bool interrupted; /* other I/O came while it ran */
         /*
-         * CLOCK_MONOTONIC nsec at which the read (or open) under way began;
+         * ra_now_nsec() at which the read (or open) under way began;
          * 0 between reads: the daemon holds it against the read's deadline.
          */
         uint64_t reading_since;
@@ -41,8 +41,6 @@ typedef struct RaCalibReads {
         int exit_fd; /* a pipe's write end, held open until the process exits */
 } RaCalibReads;
 
-/* The CLOCK_MONOTONIC clock in nanoseconds, as reading_since holds it. */
-uint64_t ra_calib_now_nsec(void);
 
 /*
  * The forked process: makes the reads and exits (0; what it measured, or

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ra-calib-process.h"
@@ -226,7 +225,7 @@ static int on_exited(sd_event_source *s, int fd, uint32_t revents, void *userdat
 static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         RaCalibJob *j = userdata;
         uint64_t since = __atomic_load_n(&j->reads.shared->reading_since, __ATOMIC_ACQUIRE) / 1000;
-        uint64_t now = ra_calib_now_nsec() / 1000;
+        uint64_t now = ra_now_usec();
 
         if (since == 0 || now - since < READ_DEADLINE_USEC) {
                 (void) sd_event_source_set_time(s, (since ?: now) + READ_DEADLINE_USEC);
@@ -436,7 +435,7 @@ int ra_calib_sched_request(Manager *m, RaDisk *d, sd_bus_message *request, const
 }
 
 void ra_calib_sched_stop(Manager *m) {
-        uint64_t until = ra_calib_now_nsec() + STOP_WAIT_MSEC * 1000000ULL;
+        uint64_t until = ra_now_nsec() + STOP_WAIT_MSEC * 1000000ULL;
 
         for (RaCalibJob *j = m->calibration; j; j = j->next)
                 (void) kill(j->pid, SIGKILL);
@@ -444,7 +443,7 @@ void ra_calib_sched_stop(Manager *m) {
         while (m->calibration) {
                 RaCalibJob *j = m->calibration;
                 struct pollfd p = { .fd = j->exitfd, .events = POLLIN };
-                uint64_t now = ra_calib_now_nsec();
+                uint64_t now = ra_now_nsec();
 
                 if (poll(&p, 1, now < until ? (int) ((until - now) / 1000000) : 0) > 0)
                         (void) waitpid(j->pid, NULL, 0);

@@ -2,17 +2,13 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ra-bdiwatch.h"
+#include "ra-child.h"
 #include "ra-context.h"
 #include "ra-log.h"
 #include "ra-path.h"
@@ -49,19 +45,9 @@ static bool same(const char *a, const char *b) {
         return a == b || ra_streq(a, b);
 }
 
-/* The child: each section's index, ra_path_chase()'s result and the path, NUL after each. */
-static _Noreturn void chase_child(const RaConfig *c, int fd) {
-        FILE *f;
-
-        /*
-         * Only the pipe: a lookup that hangs outlives radaemon, and must hold
-         * none of its descriptors (the state directory's lock would keep the
-         * next radaemon from starting).
-         */
-        if (dup2(fd, 3) < 0)
-                _exit(EXIT_FAILURE);
-        (void) close_range(4, ~0U, 0);
-        f = fdopen(3, "w");
+/* The child (ra-child.h): each section's index, ra_path_chase()'s result and the path, NUL after each. */
+static _Noreturn void chase_child(const RaConfig *c) {
+        FILE *f = fdopen(3, "w");
 
         for (size_t i = 0; f && i < c->n_sections; i++) {
                 _cleanup_free_ char *real = NULL;
@@ -75,49 +61,6 @@ static _Noreturn void chase_child(const RaConfig *c, int fd) {
                 (void) fflush(f);
         }
         _exit(f && fclose(f) == 0 ? 0 : 1);
-}
-
-/* Reads the child's records until it ends, or until the deadline; -ETIMEDOUT then, *buf what came. */
-static int read_records(int fd, char **buf, size_t *len) {
-        struct timespec start;
-        size_t size = 0;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &start);
-        for (;;) {
-                struct pollfd p = { .fd = fd, .events = POLLIN };
-                struct timespec now;
-                long left;
-                ssize_t n;
-
-                (void) clock_gettime(CLOCK_MONOTONIC, &now);
-                left = CHASE_DEADLINE_MSEC -
-                       ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000);
-                if (left <= 0)
-                        return -ETIMEDOUT;
-                if (poll(&p, 1, (int) left) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (!(p.revents & (POLLIN | POLLHUP)))
-                        continue;
-                if (*len + 4096 > size) {
-                        char *grown = realloc(*buf, size + 65536);
-
-                        if (!grown)
-                                return -ENOMEM;
-                        *buf = grown;
-                        size += 65536;
-                }
-                n = read(fd, *buf + *len, size - *len - 1);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                if (n == 0)
-                        return 0;
-                *len += (size_t) n;
-        }
 }
 
 /*
@@ -139,58 +82,43 @@ static int chase_all(Manager *m, char ***ret) {
         char **chased = NULL;
         _cleanup_free_ char *buf = NULL;
         size_t n = m->config->n_sections, len = 0;
-        int fds[2], r;
+        bool was_stuck = m->paths_stuck > 0;
+        int fd, r;
         pid_t pid;
 
         chased = calloc(n + 1, sizeof(char *));
         if (!chased)
                 return -ENOMEM;
-        if (m->paths_stuck > 0) {
-                if (waitpid(m->paths_stuck, NULL, WNOHANG) == 0) {
-                        log_debug("[path:] sections: the last lookup of their paths has not returned; they "
-                                  "keep what they name.");
-                        *ret = TAKE_PTR(chased);
-                        return 0;
-                }
+        if (ra_child_stuck(&m->paths_stuck)) {
+                log_debug(
+                        "[path:] sections: the last lookup of their paths has not returned; they keep what "
+                        "they name.");
+                *ret = TAKE_PTR(chased);
+                return 0;
+        }
+        if (was_stuck)
                 log_info("[path:] sections: the lookup of their paths that did not return has ended.");
-                m->paths_stuck = 0;
-        }
 
-        if (pipe2(fds, O_CLOEXEC) < 0) {
-                chased_free(chased, n);
-                return -errno;
-        }
-        pid = fork();
+        pid = ra_child_start(&fd);
         if (pid < 0) {
-                r = -errno;
-                (void) close(fds[0]);
-                (void) close(fds[1]);
                 chased_free(chased, n);
-                return r;
+                return pid;
         }
-        if (pid == 0) {
-                (void) close(fds[0]);
-                chase_child(m->config, fds[1]);
-        }
-        (void) close(fds[1]);
-        r = read_records(fds[0], &buf, &len);
-        (void) close(fds[0]);
-        if (r == -ETIMEDOUT) {
-                (void) kill(pid, SIGKILL);
-                if (waitpid(pid, NULL, WNOHANG) == 0)
-                        m->paths_stuck = pid;
+        if (pid == 0)
+                chase_child(m->config);
+        r = ra_child_read(fd, CHASE_DEADLINE_MSEC, &buf, &len);
+        (void) close(fd);
+        ra_child_end(pid, r, &m->paths_stuck);
+        if (r == -ETIMEDOUT)
                 log_warning(
                         "[path:] sections: looking up their paths took longer than %u ms (a file system "
                         "that does not answer, such as a hard NFS mount whose server is gone); those not "
                         "looked up keep what they named, and are looked up again at the next mount change "
                         "once that lookup has returned.",
                         CHASE_DEADLINE_MSEC);
-        } else {
-                (void) waitpid(pid, NULL, 0);
-                if (r < 0) {
-                        chased_free(chased, n);
-                        return r;
-                }
+        else if (r < 0) {
+                chased_free(chased, n);
+                return r;
         }
 
         /* Whole records only: one cut short by the deadline is not taken. */
