@@ -31,32 +31,15 @@ python3 "$RA_SRCDIR/tests/loopdev.py" attach-as "$nobody" "$index" "$T/user-fuse
 user_loop=loop$index
 
 # --- three loop devices over the files of a server that will stop answering -------
-mkdir "$T/fuse"
-"$RA_BUILDDIR/tests/ra-testfs" --files 3 --size-mib 64 --stall-while "$T/stall" "$T/fuse" ||
-	ra_fail "ra-testfs did not mount"
-RA_MOUNTS+=("$T/fuse")
-stalled=()
-for i in 0 1 2; do
-	index=$(python3 "$RA_SRCDIR/tests/loopdev.py" unused 1000)
-	RA_LOOPS+=("$index")
-	losetup -r --direct-io=on "/dev/loop$index" "$T/fuse/file-00$i" 2>/dev/null ||
-		losetup -r "/dev/loop$index" "$T/fuse/file-00$i" || ra_fail "cannot attach a loop device to ra-testfs"
-	stalled+=("loop$index")
-done
-# Lets the stuck reads go, and detaches the loop devices before the mounts go.
-release() {
-	local dev
-	rm -f "$T/stall"
-	for dev in "${stalled[@]}" "$user_loop"; do
-		ra_remove_loop "$dev"
-	done
-}
-RA_HOOKS+=(release)
+ra_stalled_loops 3
+# nobody's too goes before its mount does.
+remove_user_loop() { ra_remove_loop "$user_loop"; }
+RA_HOOKS+=(remove_user_loop)
 udevadm settle -t 10 || true
 
 ra_config <<CONF
 [daemon]
-devices = $user_loop ${stalled[*]}
+devices = $user_loop ${STALLED[*]}
 interval_ms = 500
 state_dir = $T/state
 

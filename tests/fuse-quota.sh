@@ -5,36 +5,18 @@
 # radaemon tunes them all the same.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-[[ -u $(command -v fusermount3 || echo /nonexistent) ]] || ra_skip "no setuid fusermount3"
-command -v setpriv >/dev/null || ra_skip "setpriv is not installed"
 ra_setup
 ra_start_bus
 ra_new_loop a 64M
 
-# Outside /tmp, whose mounts are never stored (ra_state_entry_is_stored()).
-U=$(mktemp -d /srv/radaemon-quota.XXXXXX)
-# Root cannot look into a user's FUSE mount without allow_other: it goes by fusermount3.
-remove_user_dir() {
-	local m
-	for m in "$U"/m* "$long"/m*; do
-		fusermount3 -u -z "$m" 2>/dev/null || true
-	done
-	rm -rf "$U"
-}
-RA_HOOKS+=(remove_user_dir)
-RA_OWN_DIRS+=("$U")
-long=$U
-for _ in 1 2 3 4 5 6 7 8; do
-	long=$long/$(printf 'd%.0s' {1..249})
-done
-mkdir -p "$long"
+ra_user_dir quota 8
 for i in $(seq -w 1 24); do
 	mkdir "$U/m$i"
 done
 for i in 1 2 3 4; do
-	mkdir "$long/m$i"
+	mkdir "$LONG/m$i"
 done
-chown -R nobody:nogroup "$U"
+ra_user_dir_give
 
 ra_config <<CONF
 [daemon]
@@ -44,11 +26,10 @@ state_dir = $T/state
 CONF
 ra_start_daemon
 
-as_user() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 mount_user() {
-	as_user "$RA_BUILDDIR/tests/ra-testfs" --files 1 --size-mib 1 "$1" || ra_fail "nobody cannot mount ra-testfs at $1"
+	ra_as_nobody "$RA_BUILDDIR/tests/ra-testfs" --files 1 --size-mib 1 "$1" || ra_fail "nobody cannot mount ra-testfs at $1"
 	local dev
-	dev=$(as_user mountpoint -d "$1")
+	dev=$(ra_as_nobody mountpoint -d "$1")
 	ra_wait_log "^$dev: fuse.ra-testfs at " || ra_fail "$1 ($dev) was not found"
 }
 
@@ -57,10 +38,10 @@ for i in $(seq -w 1 24); do
 	mount_user "$U/m$i"
 done
 for i in 1 2 3 4; do
-	mount_user "$long/m$i"
+	mount_user "$LONG/m$i"
 done
-for m in "$U"/m* "$long"/m*; do
-	as_user fusermount3 -u "$m" || ra_fail "nobody cannot unmount $m"
+for m in "$U"/m* "$LONG"/m*; do
+	ra_as_nobody fusermount3 -u "$m" || ra_fail "nobody cannot unmount $m"
 done
 ra_wait_for "[[ \$(grep -c ': unmounted\.$' '$T/daemon.log') -ge 28 ]]" || ra_fail "not all unmounts seen"
 ra_stop_daemon

@@ -209,6 +209,68 @@ ra_remove_loop() {
 		ra_log "WARNING: could not remove loop$index"
 }
 
+# ra_stalled_loops N: N read-only loop devices (direct I/O where the loop
+# driver takes it) over the files of a ra-testfs at $T/fuse whose reads wait
+# while $T/stall exists, as STALLED: a disk over a server that stopped
+# answering. At the end the reads go again and the devices are detached
+# before the mount goes.
+STALLED=()
+ra_release_stalled() {
+	local dev
+	rm -f "$T/stall"
+	for dev in "${STALLED[@]}"; do
+		ra_remove_loop "$dev"
+	done
+}
+ra_stalled_loops() {
+	local i index
+	[[ -c /dev/fuse && -x $RA_BUILDDIR/tests/ra-testfs ]] || ra_skip "no /dev/fuse or no tests/ra-testfs"
+	mkdir "$T/fuse"
+	"$RA_BUILDDIR/tests/ra-testfs" --files "$1" --size-mib 64 --stall-while "$T/stall" "$T/fuse" ||
+		ra_fail "ra-testfs did not mount"
+	RA_MOUNTS+=("$T/fuse")
+	RA_HOOKS+=(ra_release_stalled)
+	for ((i = 0; i < $1; i++)); do
+		index=$(python3 "$RA_SRCDIR/tests/loopdev.py" unused 1000)
+		RA_LOOPS+=("$index")
+		losetup -r --direct-io=on "/dev/loop$index" "$T/fuse/file-00$i" 2>/dev/null ||
+			losetup -r "/dev/loop$index" "$T/fuse/file-00$i" || ra_fail "cannot attach a loop device to ra-testfs"
+		STALLED+=("loop$index")
+	done
+}
+
+# ra_user_dir NAME DEPTH: a directory for an unprivileged user's FUSE mounts,
+# as U, owned by nobody once the test has made what it needs in it
+# (ra_user_dir_give); under /srv, as /tmp's mounts are never stored
+# (ra_state_entry_is_stored()). LONG is DEPTH directories of 250 bytes below
+# it (mount points of thousands of bytes). Every mount beneath U is
+# unmounted at the end through fusermount3 (root cannot look into a user's
+# FUSE mount without allow_other). ra_as_nobody runs a command as nobody.
+ra_as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+ra_remove_user_dir() {
+	local m
+	# mountinfo writes a newline or an ESC in a name as \012, \033: printf %b reads them.
+	awk -v u="$U" '$5 == u || index($5, u "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r |
+		while IFS= read -r m; do
+			fusermount3 -u -z "$(printf '%b' "$m")" 2>/dev/null || true
+		done
+	rm -rf "$U"
+}
+ra_user_dir() {
+	local i
+	[[ -u $(command -v fusermount3 || echo /nonexistent) ]] || ra_skip "no setuid fusermount3"
+	command -v setpriv >/dev/null || ra_skip "setpriv is not installed"
+	U=$(mktemp -d "/srv/radaemon-$1.XXXXXX")
+	RA_HOOKS+=(ra_remove_user_dir)
+	RA_OWN_DIRS+=("$U")
+	LONG=$U
+	for ((i = 0; i < $2; i++)); do
+		LONG=$LONG/$(printf 'd%.0s' {1..250})
+	done
+	mkdir -p "$LONG"
+}
+ra_user_dir_give() { chown -R nobody:nogroup "$U"; }
+
 # ra_new_zram SIZE: a new zram device of SIZE (bio-based: no blk-mq queue)
 # as ZRAM, removed again on exit. Devices that were there are left alone.
 ZRAM=

@@ -8,28 +8,13 @@
 # are printed, not judged: a timed test asserts no number.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-[[ -u $(command -v fusermount3 || echo /nonexistent) ]] || ra_skip "no setuid fusermount3"
-command -v setpriv >/dev/null || ra_skip "setpriv is not installed"
 ra_setup
 ra_start_bus
 ra_new_loop a 64M
 
-U=$(mktemp -d /srv/radaemon-churn.XXXXXX)
-remove_user_dir() {
-	local m
-	for m in "$U"/m* "$U"/held/m* "$long"/m*; do
-		fusermount3 -u -z "$m" 2>/dev/null || true
-	done
-	rm -rf "$U"
-}
-RA_HOOKS+=(remove_user_dir)
-RA_OWN_DIRS+=("$U")
-long=$U
-for _ in $(seq 15); do
-	long=$long/$(printf 'd%.0s' {1..250})
-done
-mkdir -p "$long" "$U/held"
-odd=("$U/m"$'\n'"<0>radaemon: forged" "$U/m"$'\e[2J' "$long/m")
+ra_user_dir churn 15
+mkdir "$U/held"
+odd=("$U/m"$'\n'"<0>radaemon: forged" "$U/m"$'\e[2J' "$LONG/m")
 for m in "${odd[@]}"; do
 	mkdir "$m"
 done
@@ -37,7 +22,7 @@ held=70
 for i in $(seq -w 1 $held); do
 	mkdir "$U/held/m$i"
 done
-chown -R nobody:nogroup "$U"
+ra_user_dir_give
 
 ra_config <<CONF
 [daemon]
@@ -52,7 +37,6 @@ JOURNAL_STREAM=$stream "$VALGRIND_RUN" "$RADAEMON" --debug --config "$T/radaemon
 DAEMON_PID=$!
 ra_wait_for "grep -q '^<6>Managing' '$T/daemon.log'" || ra_fail "the daemon did not start: $(cat "$T/daemon.log")"
 
-as_user() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat"; }
 info_lines() { grep -c '^<[0-6]>' "$T/daemon.log" || true; }
 bdis_managed() {
@@ -63,7 +47,7 @@ print(sum(1 for d in json.load(sys.stdin)['devices'] if d.get('kind') == 'bdi'))
 
 # --- held at once: more than radaemon manages of one user's ----------------------------------
 for i in $(seq -w 1 $held); do
-	as_user "$RA_BUILDDIR/tests/ra-testfs" --files 1 --size-mib 1 "$U/held/m$i" ||
+	ra_as_nobody "$RA_BUILDDIR/tests/ra-testfs" --files 1 --size-mib 1 "$U/held/m$i" ||
 		ra_fail "nobody cannot mount ra-testfs at $U/held/m$i"
 done
 ra_wait_for "ra_daemon_log_has 'has 64 FUSE mounts managed'" || ra_fail "no word of the per-user cap: $(tail "$T/daemon.log")"
@@ -74,11 +58,11 @@ n=$(grep -c 'has 64 FUSE mounts managed' "$T/daemon.log") || true
 ((n == 1)) || ra_fail "the cap was told $n times, not once"
 ra_ok "nobody holds $held FUSE mounts: radaemon manages 64, and said so once"
 # One of the 64 unmounted: one of those left over is managed in its place.
-as_user fusermount3 -u "$U/held/m01" || ra_fail "nobody cannot unmount $U/held/m01"
+ra_as_nobody fusermount3 -u "$U/held/m01" || ra_fail "nobody cannot unmount $U/held/m01"
 ra_wait_for "[[ \$(bdis_managed) == 64 ]] && ! grep -q ' $U/held/m01 ' /proc/self/mountinfo" ||
 	ra_fail "after an unmount at the cap radaemon manages $(bdis_managed) of nobody's mounts, not 64"
 for i in $(seq -w 2 $held); do
-	as_user fusermount3 -u "$U/held/m$i" || ra_fail "nobody cannot unmount $U/held/m$i"
+	ra_as_nobody fusermount3 -u "$U/held/m$i" || ra_fail "nobody cannot unmount $U/held/m$i"
 done
 ra_wait_for "[[ \$(bdis_managed) == 0 ]]" || ra_fail "nobody's mounts are still managed after their unmount"
 
@@ -89,8 +73,8 @@ start=$SECONDS
 cycles=0
 while ((SECONDS - start < 20)); do
 	for m in "${odd[@]}"; do
-		as_user "$RA_BUILDDIR/tests/ra-testfs" --files 1 --size-mib 1 "$m" || ra_fail "nobody cannot mount at $m"
-		as_user fusermount3 -u "$m" || ra_fail "nobody cannot unmount $m"
+		ra_as_nobody "$RA_BUILDDIR/tests/ra-testfs" --files 1 --size-mib 1 "$m" || ra_fail "nobody cannot mount at $m"
+		ra_as_nobody fusermount3 -u "$m" || ra_fail "nobody cannot unmount $m"
 		cycles=$((cycles + 1))
 	done
 	# Root's disk meanwhile: a pin is applied and said as ever.

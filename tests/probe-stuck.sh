@@ -10,28 +10,7 @@
 source "$(dirname "$0")/lib.sh"
 ra_setup
 ra_start_bus
-[[ -c /dev/fuse && -x $RA_BUILDDIR/tests/ra-testfs ]] || ra_skip "no /dev/fuse or no tests/ra-testfs"
-
-mkdir "$T/fuse"
-"$RA_BUILDDIR/tests/ra-testfs" --files 2 --size-mib 64 --stall-while "$T/stall" "$T/fuse" ||
-	ra_fail "ra-testfs did not mount"
-RA_MOUNTS+=("$T/fuse")
-stalled=()
-for i in 0 1; do
-	index=$(python3 "$RA_SRCDIR/tests/loopdev.py" unused 1000)
-	RA_LOOPS+=("$index")
-	losetup -r --direct-io=on "/dev/loop$index" "$T/fuse/file-00$i" 2>/dev/null ||
-		losetup -r "/dev/loop$index" "$T/fuse/file-00$i" || ra_fail "cannot attach a loop device to ra-testfs"
-	stalled+=("loop$index")
-done
-release() {
-	local dev
-	rm -f "$T/stall"
-	for dev in "${stalled[@]}"; do
-		ra_remove_loop "$dev"
-	done
-}
-RA_HOOKS+=(release)
+ra_stalled_loops 2
 # Then no udevd, as in a container: the test's own stops, and what it knew
 # of the disks (in the test's own /run/udev) goes with it.
 udevadm settle -t 10 || true
@@ -43,28 +22,28 @@ rm -rf /run/udev/data
 
 ra_config <<CONF
 [daemon]
-devices = ${stalled[*]}
+devices = ${STALLED[*]}
 state_dir = $T/state
 CONF
 # What the kernel's partition scan read is dropped: libblkid's reads go to the server.
-for dev in "${stalled[@]}"; do
+for dev in "${STALLED[@]}"; do
 	blockdev --flushbufs "/dev/$dev"
 done
 touch "$T/stall"
 start=$SECONDS
 ra_start_daemon
-ra_ok "radaemon started in $((SECONDS - start)) s with ${stalled[*]} not answering"
+ra_ok "radaemon started in $((SECONDS - start)) s with ${STALLED[*]} not answering"
 out=$(timeout 5 "$RACONTROL" status 2>&1) || ra_fail "racontrol status did not answer: $out"
 n=$(grep -c "libblkid's probe did not answer in 1000 ms" "$T/daemon.log") || true
 ((n == 1)) || ra_fail "$n warnings of a probe that did not answer, not 1: $(cat "$T/daemon.log")"
-ra_daemon_log_has "^${stalled[1]}: not probed: another device's probe still waits on its read\.|^${stalled[0]}: not probed: another device's probe still waits on its read\." ||
+ra_daemon_log_has "^${STALLED[1]}: not probed: another device's probe still waits on its read\.|^${STALLED[0]}: not probed: another device's probe still waits on its read\." ||
 	ra_fail "the second disk was probed while the first probe's read waited"
 stuck=0
 for pid in $(pgrep -P "$DAEMON_PID" || true); do
 	[[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) == D ]] && stuck=$((stuck + 1))
 done
 ((stuck <= 1)) || ra_fail "$stuck probes stuck in a read, not 1 at most"
-for dev in "${stalled[@]}"; do
+for dev in "${STALLED[@]}"; do
 	[[ $(ra_property "$dev" target_kb) -gt 0 ]] ||
 		ra_fail "$dev was not decided"
 done
