@@ -120,6 +120,21 @@ static void count_in_window(RaPcacheAccount *a, RaPcacheStream *s, uint64_t byte
         }
 }
 
+/*
+ * A file whose window is ra_pages runs under window_kb: it took it when it
+ * was opened, or twice it where its reader advised POSIX_FADV_SEQUENTIAL,
+ * as cat and cp do (coreutils 9.1: fadvise64(fd, 0, 0, SEQUENTIAL)), which
+ * doubles the file's window. Counted as another window's, sixteen `cat`
+ * were never credited to the window they read under, and no trial of it
+ * was ever judged. A file advised so under half the window looks like one
+ * that took the window itself: its requests are the same size.
+ */
+static bool under_window(const RaPcacheAccount *a, uint32_t ra_pages, uint32_t window_kb) {
+        uint64_t kb = (uint64_t) ra_pages * (page_bytes(a) / 1024);
+
+        return kb == window_kb || kb == 2 * (uint64_t) window_kb;
+}
+
 /* A window was read for s: credit it to what caused it. */
 static void window_read(RaPcacheAccount *a, RaPcacheStream *s, uint64_t index, uint64_t pages,
                         uint32_t ra_pages, uint32_t window_kb) {
@@ -136,7 +151,7 @@ static void window_read(RaPcacheAccount *a, RaPcacheStream *s, uint64_t index, u
                 /* The window limits this file: a larger one would read more at once. */
                 if (s->ra_pages > 0 && pages * 10 >= (uint64_t) s->ra_pages * 9)
                         a->now.full_bytes += bytes;
-                if ((uint64_t) s->ra_pages * (page_bytes(a) / 1024) == window_kb) {
+                if (under_window(a, s->ra_pages, window_kb)) {
                         count_in_window(a, s, bytes);
                         /*
                          * What it read since its last jump, missed and read again: evicted before

@@ -298,6 +298,14 @@ START_TEST(test_model_cat) {
         ck_assert_uint_ge(s.files, 20);
         ck_assert_uint_eq(s.random_reads, 0);
         ck_assert_uint_gt(s.seq_bytes, 5 * 1024 * 1024);
+        /*
+         * cat advises POSIX_FADV_SEQUENTIAL, and each file's window is twice the
+         * device's: they still read under the window in force, and are credited to it.
+         */
+        for (size_t i = 0; i < r.n; i++)
+                if (r.events[i].kind == RA_PCACHE_SYNC || r.events[i].kind == RA_PCACHE_ASYNC)
+                        ck_assert_uint_eq(r.events[i].ra_pages, 2 * RECORDED_KB / 4);
+        ck_assert_uint_eq(s.window_bytes, s.seq_bytes);
         free(r.events);
 }
 END_TEST
