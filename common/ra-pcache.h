@@ -136,7 +136,15 @@ int ra_pcache_page_parse(const RaPcacheFormat *f, const void *page, size_t size,
 
 /* --- the per-file stream model ---------------------------------------------- */
 
-#define RA_PCACHE_STREAMS 32
+/*
+ * Files read at once that each keep their stream: past it, the stalest is
+ * forgotten and, read again, counted as a new file and stream. With 32,
+ * sixty-four `cat` taking turns were counted as 134-199 streams an
+ * interval, and the memory bound (ra-adapt-memory.h) cut their windows to
+ * 40-192 KiB where 512 fit (bench/memory.py). 128 files read at once: a
+ * parallel build's or a backup's; 184 bytes each, 23 KiB a device.
+ */
+#define RA_PCACHE_STREAMS 128
 /*
  * The fallback's readers of one file told apart by where they read: a block
  * device read by several programs at once (four dd, fio --numjobs=4) is one

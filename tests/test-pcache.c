@@ -528,6 +528,52 @@ START_TEST(test_model_reread) {
 }
 END_TEST
 
+/*
+ * Sixty-four files read in order at once, taking turns (64 `cat`, a build):
+ * 64 streams, each counted once, for the memory each window holds
+ * (ra-adapt-memory.h). With fewer stream slots than files, each file's
+ * stream was forgotten before its next read and counted again: 141 streams
+ * an interval for 64 files in the bench's memory suite.
+ */
+START_TEST(test_model_many_streams) {
+        RaPcacheAccount a = { .page_kb = 4 };
+        RaPcacheSummary s;
+        uint64_t clock_ns = 1000;
+
+        for (uint64_t step = 0; step < 8; step++)
+                for (uint64_t f = 0; f < 64; f++) {
+                        uint64_t index = step * 128;
+
+                        clock_ns += 1000;
+                        ra_pcache_account_add(
+                                &a,
+                                &(RaPcacheEvent){ .time_ns = clock_ns,
+                                                  .kind = index == 0 ? RA_PCACHE_SYNC : RA_PCACHE_ASYNC,
+                                                  .s_dev = RECORDED_DEV,
+                                                  .ino = 1000 + f,
+                                                  .index = index,
+                                                  .ra_pages = 128,
+                                                  .prev_pos = index == 0 ? -1 : (int64_t) (index - 1) * 4096,
+                                                  .req_count = 32 },
+                                512);
+                        ra_pcache_account_add(&a,
+                                              &(RaPcacheEvent){ .time_ns = clock_ns + 1,
+                                                                .kind = RA_PCACHE_ORDER,
+                                                                .s_dev = RECORDED_DEV,
+                                                                .ino = 1000 + f,
+                                                                .index = index,
+                                                                .ra_pages = 128,
+                                                                .nr = 128 },
+                                              512);
+                }
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_eq(s.files, 64);
+        ck_assert_uint_eq(s.seq_streams, 64);
+        ck_assert_uint_eq(s.random_reads, 0);
+        ck_assert_uint_eq(s.seq_bytes, 64 * 8 * 128 * 4096);
+}
+END_TEST
+
 START_TEST(test_model_sqlite) {
         Recording r;
         RaPcacheSummary s;
@@ -1378,6 +1424,7 @@ static Suite *pcache_suite(void) {
         tcase_add_test(tc, test_model_tar_fallback);
         tcase_add_test(tc, test_model_sqlite);
         tcase_add_test(tc, test_model_reread);
+        tcase_add_test(tc, test_model_many_streams);
         tcase_add_test(tc, test_model_interleaved);
         tcase_add_test(tc, test_model_opened_before);
         tcase_add_test(tc, test_model_device_opened_before);
