@@ -198,6 +198,12 @@ TOOLS = {"sb-seqrd": ("sysbench", "sysbench"), "sb-rndrd": ("sysbench", "sysbenc
          "sqlite": ("sqlite3", "sqlite3")}
 
 
+# Workloads another suite defines (bench/memory.py: N cats in a memory limit):
+# name -> (memory limit in bytes or None, run(machine, fs, group, runtime)
+# -> (score, seconds)). measure() puts the run in a cgroup of that limit.
+EXTRA_WORKLOADS = {}
+
+
 def missing_tool(workload):
     """What to tell when the workload's tool is not installed, else None."""
     tool, package = TOOLS.get(workload, (None, None))
@@ -704,7 +710,9 @@ def run_workload(machine, fs, workload, group, runtime, phase_kb=None):
     # The counting wc ignores the SIGINT that ends a capped run (timeout signals
     # the whole group): it then prints what came through before the readers died.
     count = "(trap '' INT; wc -c)"
-    if workload == "tar":
+    if workload in EXTRA_WORKLOADS:
+        score, s = EXTRA_WORKLOADS[workload][1](machine, fs, group, runtime)
+    elif workload == "tar":
         out, _, s = timed(machine, group, f"tar -cf - -C {mnt} tree | {count}", runtime)
         score = int(out.split()[0]) / s / 1e6
     elif workload == "pcat":
@@ -801,7 +809,8 @@ def measure(machine, fs, workload, runtime, daemon=None, phase_kb=None, settle=N
     fs.cold()
     settled = settle(since) if settle else None
     waited = wait_for_daemon(fs, daemon, since) if fs.on_bdi and daemon else None
-    group = fs.cgroup(MEM_LIMIT if workload in MEM_LIMITED else None)
+    extra = EXTRA_WORKLOADS.get(workload)
+    group = fs.cgroup(extra[0] if extra else MEM_LIMIT if workload in MEM_LIMITED else None)
     kb_at_open = fs.read_knob()
     disk_kb = [read_kb(n) for n in fs.names]
     with fs.server(workload, group):
@@ -1330,6 +1339,18 @@ def bdi_table(cells, what):
     return lines
 
 
+def own_mount_namespace(script):
+    """Re-executes script (with our arguments) in a mount namespace of its own,
+    unless this is it already: a helper's `unshare -m` would otherwise copy
+    our mounts, and a copy keeps the file system's page cache through our
+    "fresh" mounts. Mounts made outside still reach us (slave); the daemon
+    under test is our child."""
+    if not os.environ.get("RA_BENCH_OWN_NS"):
+        os.environ["RA_BENCH_OWN_NS"] = "1"
+        os.execvp("unshare", ["unshare", "--mount", "--propagation", "slave",
+                              sys.executable, os.path.abspath(script)] + sys.argv[1:])
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--classes", help="comma-separated (default hdd-7200,ssd-ctrl)")
@@ -1408,14 +1429,7 @@ def main():
         return
     if os.geteuid() != 0:
         sys.exit("fs.py: run as root")
-    if not os.environ.get("RA_BENCH_OWN_NS"):
-        # Our own mount namespace, whose mounts reach no other: a helper's
-        # `unshare -m` would otherwise copy our mounts, and a copy keeps the
-        # file system's page cache through our "fresh" mounts. Mounts made
-        # outside still reach us (slave); the daemon under test is our child.
-        os.environ["RA_BENCH_OWN_NS"] = "1"
-        os.execvp("unshare", ["unshare", "--mount", "--propagation", "slave",
-                              sys.executable, os.path.abspath(__file__)] + sys.argv[1:])
+    own_mount_namespace(__file__)
     classes = [c for c in args.classes.split(",") if c]
     for c in classes:
         if c not in CLASSES:
