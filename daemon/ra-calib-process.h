@@ -41,7 +41,6 @@ typedef struct RaCalibReads {
         int exit_fd; /* a pipe's write end, held open until the process exits */
 } RaCalibReads;
 
-
 /*
  * The forked process: makes the reads and exits (0; what it measured, or
  * its error, in r->shared). It keeps nothing of the daemon's open but stdio,
