@@ -13,9 +13,11 @@ static uint64_t page_bytes(const RaPcacheAccount *a) {
 }
 
 /* A fallback's run ends: one about a window long, not from the start, was read around a random read. */
-static void run_end(RaPcacheAccount *a, const RaPcacheStream *s, uint64_t window_pages) {
-        if (!s->run_from_start && s->run > 1 && s->run * 2 >= window_pages && s->run <= 2 * window_pages)
+static void run_end(RaPcacheAccount *a, RaPcacheStream *s, uint64_t window_pages) {
+        if (!s->run_from_start && s->run > 1 && s->run * 2 >= window_pages && s->run <= 2 * window_pages) {
                 a->now.waste_bytes += (s->run - 1) * page_bytes(a);
+                s->waste_interval = a->interval + 1;
+        }
 }
 
 /*
@@ -149,8 +151,10 @@ static void window_read(RaPcacheAccount *a, RaPcacheStream *s, uint64_t index, u
                 a->now.seq_bytes += bytes;
                 count_stream(a, s);
                 /* The window limits this file: a larger one would read more at once. */
-                if (s->ra_pages > 0 && pages * 10 >= (uint64_t) s->ra_pages * 9)
+                if (s->ra_pages > 0 && pages * 10 >= (uint64_t) s->ra_pages * 9) {
                         a->now.full_bytes += bytes;
+                        s->full_interval = a->interval + 1;
+                }
                 if (under_window(a, s->ra_pages, window_kb)) {
                         count_in_window(a, s, bytes);
                         /*
@@ -175,8 +179,10 @@ static void window_read(RaPcacheAccount *a, RaPcacheStream *s, uint64_t index, u
                 /* A fault asks for one page; a read for what it asked. */
                 asked = s->pending == RA_CAUSE_FAULT_RANDOM ? 1 : s->req_count;
                 a->now.random_bytes += bytes;
-                if (pages > asked)
+                if (pages > asked) {
                         a->now.waste_bytes += (pages - asked) * page_bytes(a);
+                        s->waste_interval = a->interval + 1;
+                }
                 break;
         default:
                 return;
@@ -280,6 +286,7 @@ static void page_added(RaPcacheAccount *a, RaPcacheStream *s, const RaPcacheEven
                 if ((s->batch - e->nr) * 10 < window_pages * 9)
                         a->now.full_bytes += s->batch_seq * page_bytes(a);
                 a->now.full_bytes += bytes;
+                s->full_interval = a->interval + 1;
         }
         s->batch_seq += e->nr;
 }
@@ -381,4 +388,44 @@ void ra_pcache_account_take(RaPcacheAccount *a, RaPcacheSummary *ret) {
         memset(a->req_reads, 0, sizeof(a->req_reads));
         memset(a->req_pages, 0, sizeof(a->req_pages));
         memset(a->window_seq, 0, sizeof(a->window_seq));
+}
+
+/*
+ * The window s reads under, in pages: the one the readahead events name, or
+ * under the fallback the largest readahead it made, where that was no larger
+ * than the old window (a larger one: it took another at its open).
+ */
+static bool reads_under(const RaPcacheAccount *a, const RaPcacheStream *s, uint64_t old_pages) {
+        if (s->ra_pages > 0)
+                return s->ra_pages == old_pages;
+        return s->batch_max > 0 && s->batch_max <= old_pages;
+}
+
+size_t ra_pcache_followers(const RaPcacheAccount *a, uint32_t old_kb, uint32_t new_kb, RaPcacheFollower *ret,
+                           size_t n) {
+        uint64_t page_kb = page_bytes(a) / 1024, old_pages = old_kb / page_kb;
+        bool cut = new_kb < old_kb;
+        size_t k = 0;
+
+        if (old_kb == new_kb || old_pages == 0)
+                return 0;
+        for (size_t i = 0; i < RA_PCACHE_STREAMS && k < n; i++) {
+                const RaPcacheStream *s = &a->streams[i];
+                uint64_t when = cut ? s->waste_interval : s->full_interval;
+
+                /* Read this interval or the last (intervals are counted +1 in the streams). */
+                if (!s->used || s->pid <= 0 || when == 0 || when + 1 < a->interval + 1 ||
+                    !reads_under(a, s, old_pages))
+                        continue;
+                /*
+                 * What grows is a stream, not random faults that sometimes land beside the last
+                 * (those read whole windows in order too); under the fallback, one that filled
+                 * the old window.
+                 */
+                if (!cut && ((s->waste_interval > 0 && s->waste_interval + 1 >= a->interval + 1) ||
+                             (s->ra_pages == 0 && s->batch_max * 10 < old_pages * 9)))
+                        continue;
+                ret[k++] = (RaPcacheFollower){ .pid = s->pid, .s_dev = s->s_dev, .ino = s->ino, .cut = cut };
+        }
+        return k;
 }

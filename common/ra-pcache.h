@@ -142,7 +142,7 @@ int ra_pcache_page_parse(const RaPcacheFormat *f, const void *page, size_t size,
  * sixty-four `cat` taking turns were counted as 134-199 streams an
  * interval, and the memory bound (ra-adapt-memory.h) cut their windows to
  * 40-192 KiB where 512 fit (bench/memory.py). 128 files read at once: a
- * parallel build's or a backup's; 184 bytes each, 23 KiB a device.
+ * parallel build's or a backup's; 200 bytes each, 25 KiB a device.
  */
 #define RA_PCACHE_STREAMS 128
 /*
@@ -184,11 +184,14 @@ typedef struct RaPcacheStream {
         bool pending_miss;  /* ...by a read that missed the cache (sync_ra), not a fault's read-around */
         uint64_t req_count; /* of the read that made pending */
         uint64_t last_seen;
-        uint64_t interval;     /* the last interval it read in */
-        uint64_t seq_interval; /* the last interval it read in order in (+1) */
-        uint64_t read_from;    /* readahead events: where what it read in order up to next begins */
-        uint64_t reread_until; /* fallback: pages added before up to here, read again from a page before */
-        int32_t pid;           /* the task that read it last */
+        uint64_t interval;       /* the last interval it read in */
+        uint64_t seq_interval;   /* the last interval it read in order in (+1) */
+        uint64_t read_from;      /* readahead events: where what it read in order up to next begins */
+        uint64_t reread_until;   /* fallback: pages added before up to here, read again from a page before */
+        uint64_t waste_interval; /* the last interval a read of it away from the last brought more than asked
+                                    (+1) */
+        uint64_t full_interval;  /* the last interval it read in order a window as large as its own (+1) */
+        int32_t pid;             /* the task that read it last */
         bool used;
 } RaPcacheStream;
 
@@ -239,3 +242,26 @@ void ra_pcache_account_add(RaPcacheAccount *a, const RaPcacheEvent *e, uint32_t 
 
 /* Hands out the interval's summary and starts the next; the streams stay. */
 void ra_pcache_account_take(RaPcacheAccount *a, RaPcacheSummary *ret);
+
+/*
+ * A file being read under the window its open gave it, and whose reads say
+ * the knob's new window suits it better: where it was cut, random reads that
+ * brought whole windows where less was asked; where it grew, reads in order
+ * that filled every window. Its reader's descriptions follow the knob
+ * (daemon/ra-openfiles.c).
+ */
+typedef struct RaPcacheFollower {
+        int32_t pid; /* the task that read it last */
+        uint32_t s_dev;
+        uint64_t ino;
+        bool cut; /* random reads of whole windows; else a stream that fills them */
+} RaPcacheFollower;
+
+/*
+ * The files of a that read under old_kb in this interval or the last, and
+ * read as new_kb calls for, up to n of them in ret; returns how many. A file
+ * whose window is not old_kb is left: its process chose its own
+ * (POSIX_FADV_SEQUENTIAL doubles it), or it opened under another.
+ */
+size_t ra_pcache_followers(const RaPcacheAccount *a, uint32_t old_kb, uint32_t new_kb, RaPcacheFollower *ret,
+                           size_t n);

@@ -1408,6 +1408,56 @@ START_TEST(test_sbmap) {
 }
 END_TEST
 
+/* A recording as one interval, then the files that would follow old_kb -> new_kb. */
+static size_t record_followers(const char *name, bool filemap, uint32_t old_kb, uint32_t new_kb,
+                               RaPcacheFollower *ret, size_t n) {
+        static RaPcacheAccount a;
+        RaPcacheSummary s;
+        Recording r;
+
+        record_load(name, filemap, &r);
+        a = (RaPcacheAccount){ .page_kb = 4 };
+        for (size_t i = 0; i < r.n; i++)
+                ra_pcache_account_add(&a, &r.events[i], RECORDED_KB);
+        ra_pcache_account_take(&a, &s);
+        free(r.events);
+        return ra_pcache_followers(&a, old_kb, new_kb, ret, n);
+}
+
+/*
+ * Which open files take a device's new window: the random mmap reader when
+ * the window is cut (its faults read whole windows), the dd when it grows
+ * (it fills each), under the readahead events and the fallback alike; never
+ * one whose window is not the one it was opened with, never the other way.
+ */
+START_TEST(test_followers) {
+        RaPcacheFollower f[RA_PCACHE_STREAMS];
+        size_t n;
+
+        n = record_followers("mmap-rand.raw", false, RECORDED_KB, 4, f, ELEMENTSOF(f));
+        ck_assert_uint_eq(n, 1);
+        ck_assert(f[0].cut);
+        ck_assert_int_gt(f[0].pid, 0);
+        ck_assert_uint_eq(f[0].s_dev, RECORDED_DEV);
+        ck_assert_uint_gt(f[0].ino, 0);
+        ck_assert_uint_ge(record_followers("mmap-rand-filemap.raw", true, RECORDED_KB, 4, f, ELEMENTSOF(f)),
+                          1);
+        ck_assert(f[0].cut);
+        /* It opened under 128 KiB: a change from another window is not its. */
+        ck_assert_uint_eq(record_followers("mmap-rand.raw", false, 2 * RECORDED_KB, 4, f, ELEMENTSOF(f)), 0);
+        /* Random faults do not grow. */
+        ck_assert_uint_eq(record_followers("mmap-rand.raw", false, RECORDED_KB, 1024, f, ELEMENTSOF(f)), 0);
+
+        n = record_followers("dd.raw", false, RECORDED_KB, 1024, f, ELEMENTSOF(f));
+        ck_assert_uint_eq(n, 1);
+        ck_assert(!f[0].cut);
+        ck_assert_uint_eq(record_followers("dd.raw", false, RECORDED_KB, 4, f, ELEMENTSOF(f)), 0);
+        /* cat asked for POSIX_FADV_SEQUENTIAL: its window is twice the device's, its own. */
+        ck_assert_uint_eq(record_followers("cat.raw", false, RECORDED_KB, 1024, f, ELEMENTSOF(f)), 0);
+        ck_assert_uint_eq(record_followers("cat.raw", false, RECORDED_KB, 4, f, ELEMENTSOF(f)), 0);
+}
+END_TEST
+
 static Suite *pcache_suite(void) {
         Suite *s = suite_create("pcache");
         TCase *tc = tcase_create("core");
@@ -1443,6 +1493,7 @@ static Suite *pcache_suite(void) {
         tcase_add_test(tc, test_policy_program_starts);
         tcase_add_test(tc, test_policy_random_cuts);
         tcase_add_test(tc, test_sbmap);
+        tcase_add_test(tc, test_followers);
         suite_add_tcase(s, tc);
         return s;
 }
