@@ -87,6 +87,15 @@ static void config_parse_bool(RaConfigParser *p, const RaConfigKey *k, const cha
                 ra_config_error(p, "%s must be a boolean (yes or no), not '%s'", k->name, value);
 }
 
+static void config_parse_open_files(RaConfigParser *p, const RaConfigKey *k, const char *value, void *data) {
+        if (strcmp(value, "follow") == 0)
+                *(RaOpenFiles *) data = RA_OPEN_FILES_FOLLOW;
+        else if (strcmp(value, "leave") == 0)
+                *(RaOpenFiles *) data = RA_OPEN_FILES_LEAVE;
+        else
+                ra_config_error(p, "%s must be 'follow' or 'leave', not '%s'", k->name, value);
+}
+
 /* A number in [min, max]; false, with the error added, when value is not one. */
 static bool parse_bounded(RaConfigParser *p, const RaConfigKey *k, const char *value, uint32_t *ret) {
         uint32_t v;
@@ -209,6 +218,7 @@ static const RaConfigKey config_keys[] = {
         KEY(SECTION_POLICY, "external_changes", config_parse_enum, CONFIG(external),
             .names = external_names),
         KEY(SECTION_POLICY, "calibrate", config_parse_bool, CONFIG(calibrate)),
+        KEY(SECTION_POLICY, "open_files", config_parse_open_files, CONFIG(open_files)),
         KEY(SECTION_SWAP, "page_cluster", config_parse_int, CONFIG(swap_page_cluster), .min = 0,
             .max = RA_SWAP_PAGE_CLUSTER_MAX),
         KEY(SECTION_SWAP, "manage", config_parse_bool, CONFIG(swap_manage)),
@@ -216,6 +226,7 @@ static const RaConfigKey config_keys[] = {
         KEY(SECTION_OBJECT, "read_ahead_kb", config_parse_section_kb, SECTION(read_ahead_kb)),
         KEY(SECTION_OBJECT, "min_kb", config_parse_section_kb, SECTION(min_kb)),
         KEY(SECTION_OBJECT, "max_kb", config_parse_section_kb, SECTION(max_kb)),
+        KEY(SECTION_OBJECT, "open_files", config_parse_open_files, SECTION(open_files)),
 };
 
 const RaConfigKey *ra_config_key_find(RaConfigSection section, const char *name) {

@@ -35,6 +35,7 @@ int ra_config_new(RaConfig **ret) {
         c->forget_after_days = 365;
         c->bounds = (RaBounds){ .min_kb = 4, .max_kb = 8192 };
         c->calibrate = true;
+        c->open_files = RA_OPEN_FILES_FOLLOW;
         c->swap_manage = true;
         c->swap_page_cluster = -1;
 
@@ -266,6 +267,8 @@ bool ra_config_manages_bdi(const RaConfig *c, const char *const *keys) {
 }
 
 static void section_settings(const RaConfig *c, bool bdi, const char *const *keys, RaSettings *ret) {
+        RaOpenFiles open_files = c->open_files;
+
         *ret = (RaSettings){ .bounds = c->bounds };
 
         for (size_t i = 0; i < c->n_sections; i++) {
@@ -277,7 +280,10 @@ static void section_settings(const RaConfig *c, bool bdi, const char *const *key
                 ra_bounds_override(&ret->bounds, s->min_kb, s->max_kb);
                 if (s->read_ahead_kb > 0)
                         ret->config_kb = s->read_ahead_kb;
+                if (s->open_files != RA_OPEN_FILES_UNSET)
+                        open_files = s->open_files;
         }
+        ret->leave_open_files = open_files == RA_OPEN_FILES_LEAVE;
 }
 
 void ra_config_device_settings(const RaConfig *c, const char *name, RaSettings *ret) {

@@ -27,6 +27,14 @@ typedef enum RaExternal {
 
 const char *ra_external_to_string(RaExternal e);
 
+/* Whether the files already open take a device's new window (daemon/ra-openfiles.c). */
+typedef enum RaOpenFiles {
+        RA_OPEN_FILES_UNSET, /* a section that does not say */
+        RA_OPEN_FILES_FOLLOW,
+        RA_OPEN_FILES_LEAVE,
+        _RA_OPEN_FILES_MAX,
+} RaOpenFiles;
+
 /* A [device:GLOB], [bdi:GLOB] or [path:PATH] section; 0 means the key was not given. */
 typedef struct RaDeviceSection {
         char *glob;
@@ -36,6 +44,7 @@ typedef struct RaDeviceSection {
         uint32_t read_ahead_kb;
         uint32_t min_kb;
         uint32_t max_kb;
+        RaOpenFiles open_files;
         /* [path:PATH]: the object its files read with now (ra_config_resolve_paths); NULL: none yet */
         char *resolved;
         bool resolved_bdi;
@@ -55,6 +64,7 @@ typedef struct RaConfig {
         RaBounds bounds;
         RaExternal external;
         bool calibrate; /* measure each new disk once, for its first window */
+        RaOpenFiles open_files;
 
         RaDeviceSection *sections;
         size_t n_sections;

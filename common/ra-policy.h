@@ -67,6 +67,7 @@ typedef struct RaSettings {
         uint32_t learned_kb;        /* from what the device did (ra-adapt); 0 when nothing learned */
         const char *learned_reason; /* one sentence, with learned_kb */
         bool external;              /* someone else set read_ahead_kb, and radaemon yields to it */
+        bool leave_open_files;      /* open_files = leave: files keep the window they opened with */
         /*
          * Below what was learned here, above the kind's prior: what a fleet
          * learned for the device's model (RADAEMON_FLEET_KB from udev's hwdb,

@@ -88,10 +88,12 @@ START_TEST(test_good_file) {
                        "min_kb = 16\n"
                        "max_kb = 4096\n"
                        "external_changes = reassert\n"
+                       "open_files = leave\n"
                        "[device:sd*]\n"
                        "max_kb = 1024\n"
                        "[device:sdb]\n"
-                       "read_ahead_kb = 64\n",
+                       "read_ahead_kb = 64\n"
+                       "open_files = follow\n",
                        &c, &errors);
         ck_assert_msg(r == 0, "parse failed: %s", errors && errors[0] ? errors[0] : "?");
         ck_assert_uint_eq(ra_strv_length(c->devices), 2);
@@ -113,8 +115,11 @@ START_TEST(test_good_file) {
         ck_assert_uint_eq(s.bounds.max_kb, 1024);
         ck_assert_uint_eq(s.config_kb, 0);
 
+        ck_assert(s.leave_open_files);
+
         ra_config_device_settings(c, "sdb", &s);
         ck_assert_uint_eq(s.config_kb, 64);
+        ck_assert(!s.leave_open_files);
 
         ra_config_device_settings(c, "nvme0n1", &s);
         ck_assert_uint_eq(s.bounds.max_kb, 4096);
@@ -139,6 +144,7 @@ START_TEST(test_shipped_file) {
         ck_assert_int_eq(c->restore_on_exit, defaults->restore_on_exit);
         ck_assert_uint_eq(c->forget_after_days, defaults->forget_after_days);
         ck_assert_int_eq(c->external, defaults->external);
+        ck_assert_int_eq(c->open_files, defaults->open_files);
         ck_assert_uint_eq(ra_strv_length(c->ignore), ra_strv_length(defaults->ignore));
         ck_assert_uint_eq(ra_strv_length(c->bdis), 1);
         ck_assert_str_eq(c->bdis[0], defaults->bdis[0]);
@@ -202,14 +208,15 @@ END_TEST
 START_TEST(test_bad_choices) {
         _cleanup_(ra_config_freep) RaConfig *c = NULL;
         _cleanup_(ra_strv_freep) char **errors = NULL;
-        const unsigned lines[] = { 2, 4, 6, 7 };
+        const unsigned lines[] = { 2, 4, 6, 7, 9 };
 
         ck_assert_int_eq(parse_text("[daemon]\n"
                                     "restore_on_exit = maybe\n"
                                     "[policy]\n"
                                     "external_changes = fight\n"
                                     "[daemon]\nforget_after_days = 36501\n"
-                                    "forget_after_days = -1\n",
+                                    "forget_after_days = -1\n"
+                                    "[device:sd*]\nopen_files = always\n",
                                     &c, &errors),
                          -EINVAL);
         assert_error_lines(errors, lines, ELEMENTSOF(lines));
@@ -219,6 +226,7 @@ START_TEST(test_bad_choices) {
                 strstr(errors[1], "external_changes must be 'yield' or 'reassert', not 'fight'"));
         ck_assert_ptr_nonnull(
                 strstr(errors[2], "forget_after_days must be a number of days from 0 (never) to 36500"));
+        ck_assert_ptr_nonnull(strstr(errors[4], "open_files must be 'follow' or 'leave', not 'always'"));
         ck_assert_uint_eq(c->forget_after_days, 365);
         ck_assert_str_eq(ra_external_to_string(RA_EXTERNAL_REASSERT), "reassert");
 }
