@@ -26,6 +26,7 @@ typedef struct Manager {
         sd_event_source *trim; /* hands freed heap back once udev work has settled */
         sd_bus *bus;           /* NULL without a system bus */
         sd_event_source *bus_retry;
+        bool openfiles_refused;    /* "pidfd_getfd refused" was said (ra-openfiles.c) */
         bool bus_retry_logged;     /* "no bus" was said once; say it again only after a success */
         struct RaSampler *sampler; /* the statistics sampler and its tracer (ra-sampler.c) */
         char *learning_off;        /* why nothing can be learned (no tracefs); NULL when learning works */

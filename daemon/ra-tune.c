@@ -9,6 +9,7 @@
 #include "ra-context.h"
 #include "ra-inputs.h"
 #include "ra-log.h"
+#include "ra-openfiles.h"
 #include "ra-registry.h"
 #include "ra-settings.h"
 #include "ra-state-store.h"
@@ -92,6 +93,7 @@ static const char *decide_once(Manager *m, RaDisk *d, const char *event) {
         RaKnob k = window_knob(d);
         RaSettingsRun run;
         const char *again = NULL;
+        uint32_t was_kb;
         bool news;
 
         /* Yielding: the value to keep is what sysfs holds now, not what was tracked. */
@@ -102,6 +104,7 @@ static const char *decide_once(Manager *m, RaDisk *d, const char *event) {
                 .learned_reason = d->model.reason,
                 .external = d->external,
         };
+        was_kb = d->in.attrs.read_ahead_kb;
         ra_tune_leaf_identities(m, d);
         ra_inputs_decide(m->config, m->state, &d->in, &run, &d->settings, &d->decision);
         /* What D-Bus shows of its cost model: what the store keeps for it, as the settings took it. */
@@ -128,10 +131,14 @@ static const char *decide_once(Manager *m, RaDisk *d, const char *event) {
                                "%s: %s", d->name, d->decision.reason);
         else if (sysfs_moved(m, d, &again))
                 return again;
-        else if (ra_tune_knob_settle(m, &k, news, d->in.attrs.read_ahead_kb, d->decision.kb,
+        else if (ra_tune_knob_settle(m, &k, news, was_kb, d->decision.kb,
                                      ra_source_to_string(d->decision.source), event, d->decision.reason,
-                                     &d->in.attrs.read_ahead_kb) > 0)
+                                     &d->in.attrs.read_ahead_kb) > 0) {
                 d->decisions++;
+                /* The files open under the old window: those whose reads call for the new take it. */
+                if (d->in.attrs.read_ahead_kb != was_kb)
+                        ra_openfiles_follow(m, d, was_kb, d->in.attrs.read_ahead_kb);
+        }
         return NULL;
 }
 

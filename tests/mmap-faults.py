@@ -1,29 +1,51 @@
-"""mmap-faults.py PATH SECONDS [KNOB KB]: random 4 KiB reads of PATH through a
-shared mapping for SECONDS, one page fault at a time (random mmap work, as a
-database or a search index does it). With KNOB (a read_ahead_kb file) and KB,
-it stops early once KNOB holds KB or less."""
+"""mmap-faults.py PATH SECONDS [KNOB KB] [--count FILE] [--advise sequential]:
+random 4 KiB reads of PATH through a shared mapping for SECONDS, one page
+fault at a time (random mmap work, as a database or a search index does it).
+With KNOB (a read_ahead_kb file) and KB, it stops early once KNOB holds KB or
+less. --count writes the faults made so far to FILE every 16 faults;
+--advise sequential maps with MADV_SEQUENTIAL (a program choosing its own
+pattern); --rate makes at most that many faults a second."""
+import argparse
 import mmap
 import os
 import random
-import sys
 import time
 
-path, seconds = sys.argv[1], float(sys.argv[2])
-knob, stop_kb = (sys.argv[3], int(sys.argv[4])) if len(sys.argv) > 4 else (None, 0)
+parser = argparse.ArgumentParser()
+parser.add_argument("path")
+parser.add_argument("seconds", type=float)
+parser.add_argument("knob", nargs="?")
+parser.add_argument("stop_kb", nargs="?", type=int, default=0)
+parser.add_argument("--count")
+parser.add_argument("--advise", choices=["sequential"])
+parser.add_argument("--rate", type=float)
+args = parser.parse_args()
 
 
 def cut():
-    with open(knob) as f:
-        return int(f.read()) <= stop_kb
+    with open(args.knob) as f:
+        return int(f.read()) <= args.stop_kb
 
 
-fd = os.open(path, os.O_RDONLY)
+def count(faults):
+    with open(args.count + ".new", "w") as f:
+        f.write(f"{faults}\n")
+    os.replace(args.count + ".new", args.count)
+
+
+fd = os.open(args.path, os.O_RDONLY)
 size = os.lseek(fd, 0, os.SEEK_END)
 m = mmap.mmap(fd, size, prot=mmap.PROT_READ)
-end = time.monotonic() + seconds
+if args.advise == "sequential":
+    m.madvise(mmap.MADV_SEQUENTIAL)
+end = time.monotonic() + args.seconds
 faults = 0
 while time.monotonic() < end:
     m[random.randrange(0, size // 4096) * 4096]
     faults += 1
-    if knob and faults % 64 == 0 and cut():
+    if args.rate:
+        time.sleep(1 / args.rate)
+    if args.count and faults % 16 == 0:
+        count(faults)
+    if args.knob and faults % 64 == 0 and cut():
         break
