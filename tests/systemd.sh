@@ -159,7 +159,8 @@ ct journalctl -b --no-pager _PID=1 -o cat | grep -i 'radaemon.service' | grep -v
 [[ ! -s $T/pid1.log ]] || ra_fail "systemd says about radaemon.service: $(cat "$T/pid1.log")"
 pid=$(ct systemctl show radaemon -p MainPID --value)
 status=$(ct cat "/proc/$pid/status")
-for want in 'CapEff:.0000000000000000' 'CapBnd:.0000000000000000' 'NoNewPrivs:.1' 'Seccomp:.2'; do
+# CAP_SYS_PTRACE (bit 19) alone: open files reached through pidfd_getfd().
+for want in 'CapEff:.0000000000080000' 'CapBnd:.0000000000080000' 'NoNewPrivs:.1' 'Seccomp:.2'; do
 	grep -qE "^$want$" <<<"$status" || ra_fail "radaemon's /proc/$pid/status lacks $want: $status"
 done
 [[ $(ct cat "/proc/$pid/environ" | tr '\0' '\n' | grep -c '^NOTIFY_SOCKET=\|^WATCHDOG_USEC=') == 2 ]] ||
@@ -168,7 +169,7 @@ done
 # reads per file as well as block requests.
 ct journalctl -u radaemon --no-pager -o cat | grep -q '^Tracing readahead per file and block requests through' ||
 	ra_fail "radaemon does not trace reads per file and block requests in its sandbox: $(ct journalctl -u radaemon --no-pager -o cat)"
-ra_ok "no capability, no new privileges, a seccomp filter, the watchdog armed, block requests traced"
+ra_ok "no capability but CAP_SYS_PTRACE, no new privileges, a seccomp filter, the watchdog armed, block requests traced"
 
 # --- /sys read-only but for what radaemon writes ---------------------------------
 # test -w asks access(2), which answers EROFS on a read-only mount: nothing

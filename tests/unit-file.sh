@@ -42,7 +42,7 @@ for line in Type=notify BusName=org.radaemon.ReadAhead1 "ExecReload=${dir[bindir
 	Restart=on-failure StateDirectory=radaemon "Documentation=man:radaemon(8) man:radaemon.conf(5) man:racontrol(1)" \
 	ProtectSystem=strict ProtectHome=yes NoNewPrivileges=yes "RestrictAddressFamilies=AF_UNIX AF_NETLINK" \
 	IPAddressDeny=any SystemCallFilter=@system-service MemoryDenyWriteExecute=yes LockPersonality=yes \
-	RestrictRealtime=yes CapabilityBoundingSet= TasksMax=16 MemoryMax=128M WantedBy=multi-user.target; do
+	RestrictRealtime=yes CapabilityBoundingSet=CAP_SYS_PTRACE TasksMax=16 MemoryMax=128M WantedBy=multi-user.target; do
 	grep -qxF "$line" "$unit" || ra_fail "the unit lacks $line"
 done
 grep -qE '^WatchdogSec=[1-9]' "$unit" || ra_fail "the unit has no WatchdogSec="
