@@ -11,7 +11,8 @@
 #
 # Counted, not timed: the window (ra_pages) of each readahead of the two
 # files, from a tracefs instance of the test's own (readahead:
-# page_cache_ra_order, which an mmap fault's read-around goes through). Not
+# page_cache_ra_order, which an mmap fault's read-around goes through, and
+# page_cache_sync_ra, which a MADV_SEQUENTIAL mapping's faults do). Not
 # pages a fault brings: after about a hundred faults that miss the cache,
 # the kernel stops reading around for a file (mmap_miss), whatever its window.
 # shellcheck source=tests/lib.sh
@@ -35,9 +36,14 @@ trace=/sys/kernel/tracing/instances/radaemon-test-open-files-$$
 remove_trace() { [[ ! -d $trace ]] || rmdir "$trace"; }
 RA_HOOKS+=(remove_trace)
 mkdir "$trace" || ra_fail "cannot make the tracefs instance $trace"
+# Inode numbers repeat across file systems: the disk's own (s_dev is the kernel's major << 20 | minor).
 ino_plain=$(stat -c %i "$T/mnt/plain") ino_own=$(stat -c %i "$T/mnt/own")
-echo "i_ino == $ino_plain || i_ino == $ino_own" >"$trace/events/readahead/page_cache_ra_order/filter"
-echo 1 >"$trace/events/readahead/page_cache_ra_order/enable"
+read -r major minor <<<"$(stat -c '%t %T' "/dev/$disk")"
+s_dev=$(((16#$major << 20) | 16#$minor))
+for event in page_cache_ra_order page_cache_sync_ra; do
+	echo "s_dev == $s_dev && (i_ino == $ino_plain || i_ino == $ino_own)" >"$trace/events/readahead/$event/filter"
+	echo 1 >"$trace/events/readahead/$event/enable"
+done
 echo 16384 >"$trace/buffer_size_kb"
 
 # The windows file (plain or own) read with, in order, since the trace was
@@ -45,7 +51,7 @@ echo 16384 >"$trace/buffer_size_kb"
 windows() {
 	local ino
 	ino=$(printf %x "$([[ $1 == plain ]] && echo "$ino_plain" || echo "$ino_own")")
-	sed -nE "s/.* ino=$ino .* ra_pages=([0-9]+).*/\1/p" "$trace/trace"
+	sed -nE "s/.* dev=$((16#$major)):$((16#$minor)) ino=$ino .* ra_pages=([0-9]+).*/\1/p" "$trace/trace"
 }
 
 # One job: the readers open their files at the disk's prior, on a cold
@@ -90,8 +96,9 @@ job() {
 	ra_log "$disk: $prior -> $kb KiB $((SECONDS - start)) s into the job"
 }
 
+# SIGKILL: the init of a PID namespace ignores a TERM from outside it.
 stop_readers() {
-	kill "$plain" $own 2>/dev/null
+	kill -KILL "$plain" $own 2>/dev/null
 	wait "$plain" $own 2>/dev/null || true
 }
 
@@ -154,7 +161,7 @@ read -r -a w <<<"$(windows plain | tr '\n' ' ')"
 ra_log "open_files = leave: windows of the reader's readaheads at $kb KiB: $(printf '%s\n' "${w[@]}" | sort -u | tr '\n' ' ')(${#w[@]})"
 ((${#w[@]} > 0)) || ra_fail "no readahead of the reader was traced"
 for x in "${w[@]}"; do
-	((x == prior / 4)) || ra_fail "open_files = leave, and the reader read with $x pages, not the $((prior / 4)) it opened with"
+	((x == prior / 4)) || ra_fail "open_files = leave, and the reader read with $x pages, not the $((prior / 4)) it opened with:"
 done
 ! grep -q "(pid $plain) reads" "$T/daemon.log" || ra_fail "open_files = leave, and reader $plain was followed"
 ra_ok "open_files = leave: the open file kept its $prior KiB"
