@@ -90,6 +90,10 @@ learn_cases() {
 		note "$label: mmap run $run, $dev at $k KiB: $workload"
 		((k <= 16)) && break
 	done
+	# Whether the reader's open file took the cut (ra-openfiles.c; reported, not yet checked here).
+	local followed
+	followed=$(journalctl -u radaemon -o cat --no-pager | grep -E "^$dev: python3 \(pid [0-9]+\) reads $mnt/big under" | tail -n 1)
+	note "$label: open file followed: ${followed:-none}"
 	[[ $k -le 16 || -n $seen ]] || fail "$label: random mmap reads of $dev were never judged random (last: $workload)"
 	((k <= 128)) && ok "$label: random mmap reads brought $dev to $k KiB ($seen)" ||
 		fail "$label: random mmap reads left $dev at $k KiB, above the kernel's default"
