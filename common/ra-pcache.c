@@ -17,6 +17,7 @@ static void run_end(RaPcacheAccount *a, RaPcacheStream *s, uint64_t window_pages
         if (!s->run_from_start && s->run > 1 && s->run * 2 >= window_pages && s->run <= 2 * window_pages) {
                 a->now.waste_bytes += (s->run - 1) * page_bytes(a);
                 s->waste_interval = a->interval + 1;
+                s->waste_pid = s->pid;
         }
 }
 
@@ -153,7 +154,14 @@ static void window_read(RaPcacheAccount *a, RaPcacheStream *s, uint64_t index, u
                 /* The window limits this file: a larger one would read more at once. */
                 if (s->ra_pages > 0 && pages * 10 >= (uint64_t) s->ra_pages * 9) {
                         a->now.full_bytes += bytes;
-                        s->full_interval = a->interval + 1;
+                        /*
+                         * Read ahead of the program, not a read of its own larger than the window:
+                         * one that advised POSIX_FADV_RANDOM reads whole windows only so.
+                         */
+                        if (!s->pending_miss) {
+                                s->full_interval = a->interval + 1;
+                                s->full_pid = s->pid;
+                        }
                 }
                 if (under_window(a, s->ra_pages, window_kb)) {
                         count_in_window(a, s, bytes);
@@ -182,6 +190,7 @@ static void window_read(RaPcacheAccount *a, RaPcacheStream *s, uint64_t index, u
                 if (pages > asked) {
                         a->now.waste_bytes += (pages - asked) * page_bytes(a);
                         s->waste_interval = a->interval + 1;
+                        s->waste_pid = s->pid;
                 }
                 break;
         default:
@@ -287,6 +296,7 @@ static void page_added(RaPcacheAccount *a, RaPcacheStream *s, const RaPcacheEven
                         a->now.full_bytes += s->batch_seq * page_bytes(a);
                 a->now.full_bytes += bytes;
                 s->full_interval = a->interval + 1;
+                s->full_pid = s->pid;
         }
         s->batch_seq += e->nr;
 }
@@ -412,20 +422,25 @@ size_t ra_pcache_followers(const RaPcacheAccount *a, uint32_t old_kb, uint32_t n
         for (size_t i = 0; i < RA_PCACHE_STREAMS && k < n; i++) {
                 const RaPcacheStream *s = &a->streams[i];
                 uint64_t when = cut ? s->waste_interval : s->full_interval;
+                int32_t pid = cut ? s->waste_pid : s->full_pid;
 
                 /* Read this interval or the last (intervals are counted +1 in the streams). */
-                if (!s->used || s->pid <= 0 || when == 0 || when + 1 < a->interval + 1 ||
+                if (!s->used || pid <= 0 || when == 0 || when + 1 < a->interval + 1 ||
                     !reads_under(a, s, old_pages))
                         continue;
                 /*
                  * What grows is a stream, not random faults that sometimes land beside the last
-                 * (those read whole windows in order too); under the fallback, one that filled
-                 * the old window.
+                 * (those read whole windows in order too).
                  */
-                if (!cut && ((s->waste_interval > 0 && s->waste_interval + 1 >= a->interval + 1) ||
-                             (s->ra_pages == 0 && s->batch_max * 10 < old_pages * 9)))
+                if (!cut && s->waste_interval > 0 && s->waste_interval + 1 >= a->interval + 1)
                         continue;
-                ret[k++] = (RaPcacheFollower){ .pid = s->pid, .s_dev = s->s_dev, .ino = s->ino, .cut = cut };
+                /*
+                 * The fallback sees a file's window only from above: one that read windows as
+                 * large as the old was under it; a smaller one may have opened under another.
+                 */
+                if (s->ra_pages == 0 && s->batch_max * 10 < old_pages * 9)
+                        continue;
+                ret[k++] = (RaPcacheFollower){ .pid = pid, .s_dev = s->s_dev, .ino = s->ino, .cut = cut };
         }
         return k;
 }

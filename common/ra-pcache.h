@@ -142,7 +142,7 @@ int ra_pcache_page_parse(const RaPcacheFormat *f, const void *page, size_t size,
  * sixty-four `cat` taking turns were counted as 134-199 streams an
  * interval, and the memory bound (ra-adapt-memory.h) cut their windows to
  * 40-192 KiB where 512 fit (bench/memory.py). 128 files read at once: a
- * parallel build's or a backup's; 200 bytes each, 25 KiB a device.
+ * parallel build's or a backup's; 208 bytes each, 26 KiB a device.
  */
 #define RA_PCACHE_STREAMS 128
 /*
@@ -184,14 +184,16 @@ typedef struct RaPcacheStream {
         bool pending_miss;  /* ...by a read that missed the cache (sync_ra), not a fault's read-around */
         uint64_t req_count; /* of the read that made pending */
         uint64_t last_seen;
-        uint64_t interval;       /* the last interval it read in */
-        uint64_t seq_interval;   /* the last interval it read in order in (+1) */
-        uint64_t read_from;      /* readahead events: where what it read in order up to next begins */
-        uint64_t reread_until;   /* fallback: pages added before up to here, read again from a page before */
-        uint64_t waste_interval; /* the last interval a read of it away from the last brought more than asked
-                                    (+1) */
-        uint64_t full_interval;  /* the last interval it read in order a window as large as its own (+1) */
-        int32_t pid;             /* the task that read it last */
+        uint64_t interval;     /* the last interval it read in */
+        uint64_t seq_interval; /* the last interval it read in order in (+1) */
+        uint64_t read_from;    /* readahead events: where what it read in order up to next begins */
+        uint64_t reread_until; /* fallback: pages added before up to here, read again from a page before */
+        /* The last interval (+1) a read of it away from the last brought more than asked... */
+        uint64_t waste_interval;
+        /* ...and it read ahead in order, unasked, a window as large as its own; the tasks that did. */
+        uint64_t full_interval;
+        int32_t waste_pid, full_pid;
+        int32_t pid; /* the task that read it last */
         bool used;
 } RaPcacheStream;
 
@@ -251,7 +253,7 @@ void ra_pcache_account_take(RaPcacheAccount *a, RaPcacheSummary *ret);
  * (daemon/ra-openfiles.c).
  */
 typedef struct RaPcacheFollower {
-        int32_t pid; /* the task that read it last */
+        int32_t pid; /* the task whose reads made it one */
         uint32_t s_dev;
         uint64_t ino;
         bool cut; /* random reads of whole windows; else a stream that fills them */

@@ -1458,6 +1458,37 @@ START_TEST(test_followers) {
 }
 END_TEST
 
+/*
+ * A program that advised POSIX_FADV_RANDOM and reads more than the window
+ * at once has its own reads cut into whole windows, none read ahead: never
+ * grown. The same windows read ahead (async) are a stream that grows.
+ */
+START_TEST(test_followers_own_reads) {
+        RaPcacheFollower f[4];
+        RaPcacheSummary s;
+        RaPcacheAccount a = { .page_kb = 4 };
+
+        for (uint64_t i = 0; i < 64; i += 16) {
+                event(&a, RA_PCACHE_SYNC, i, 0, 64);
+                event(&a, RA_PCACHE_ORDER, i, 16, 64);
+        }
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_eq(ra_pcache_followers(&a, 64, 256, f, ELEMENTSOF(f)), 0);
+
+        a = (RaPcacheAccount){ .page_kb = 4 };
+        event(&a, RA_PCACHE_SYNC, 0, 0, 64);
+        event(&a, RA_PCACHE_ORDER, 0, 16, 64);
+        for (uint64_t i = 16; i < 64; i += 16) {
+                event(&a, RA_PCACHE_ASYNC, i, 0, 64);
+                event(&a, RA_PCACHE_ORDER, i, 16, 64);
+        }
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_eq(ra_pcache_followers(&a, 64, 256, f, ELEMENTSOF(f)), 1);
+        ck_assert_int_eq(f[0].pid, 4242);
+        ck_assert(!f[0].cut);
+}
+END_TEST
+
 static Suite *pcache_suite(void) {
         Suite *s = suite_create("pcache");
         TCase *tc = tcase_create("core");
@@ -1494,6 +1525,7 @@ static Suite *pcache_suite(void) {
         tcase_add_test(tc, test_policy_random_cuts);
         tcase_add_test(tc, test_sbmap);
         tcase_add_test(tc, test_followers);
+        tcase_add_test(tc, test_followers_own_reads);
         suite_add_tcase(s, tc);
         return s;
 }
