@@ -12,18 +12,23 @@
  * and tells it POSIX_FADV_NORMAL, by which the kernel sets that file's
  * window to its device's now. The reader is never stopped, attached to or
  * waited for; nothing here calls into the file's file system: the
- * descriptors are matched through fdinfo, and statx() of the duplicate does
- * not sync (a FUSE server that is the reader is never asked).
+ * descriptors are matched through their links and fdinfo, and statx() of
+ * the duplicate does not sync.
  *
- * Never against the application: a file whose window is not the one the
- * device gave at its open is not a follower (POSIX_FADV_SEQUENTIAL doubles
- * it), one read with O_DIRECT or written only is left, and so is one mapped
- * with MADV_RANDOM or MADV_SEQUENTIAL (smaps' VmFlags rr and sr). A reader
- * that asked POSIX_FADV_RANDOM reads no more than it asks and brings no
- * whole windows: never a follower either. What cannot be seen: a random
- * mmap reader that also called POSIX_FADV_RANDOM or NOREUSE on its
- * descriptor, whose faults read whole windows anyway; POSIX_FADV_NORMAL
- * clears those (docs/decisions.md).
+ * Never against the application, as far as its reads tell: a file whose
+ * window is not the one the device gave at its open is not a follower
+ * (POSIX_FADV_SEQUENTIAL doubles it); one read with O_DIRECT or written only
+ * is passed over (fdinfo's flags). A reader that asked POSIX_FADV_RANDOM, or
+ * mapped with MADV_RANDOM, reads what it asks and brings no whole window
+ * (never cut), and reads no window ahead of itself (never grown); a
+ * MADV_SEQUENTIAL mapping's faults read what they ask (never cut), and one
+ * that streams grows as any stream, as it asked. What cannot be
+ * seen: a random mmap reader that also called POSIX_FADV_RANDOM or NOREUSE
+ * on its descriptor, whose faults read whole windows anyway;
+ * POSIX_FADV_NORMAL clears those (docs/decisions.md).
+ *
+ * Closing the copy calls the file's flush: only files of local file systems
+ * without one are taken (closes_locally()), never FUSE's, NFS's or CIFS's.
  *
  * pidfd_getfd() asks for ptrace access to the reader (CAP_SYS_PTRACE for
  * another user's, and Yama's ptrace_scope 3 refuses it to everyone): where
@@ -79,56 +84,64 @@ static pid_t thread_group(pid_t tid) {
         return v > 0 && v <= INT32_MAX ? (pid_t) v : -1;
 }
 
-/* What /proc/PID/fdinfo/N says of a descriptor: its open flags and inode (kernels 5.14 and later). */
-static int fdinfo_read(int fdinfo_dir, const char *name, int *ret_flags, uint64_t *ret_ino) {
+/* What /proc/PID/fdinfo/N says of a descriptor: its open flags, mount and inode (kernels 5.14 and later). */
+static int fdinfo_read(int fdinfo_dir, const char *name, int *ret_flags, int *ret_mnt_id,
+                       uint64_t *ret_ino) {
         char buf[512];
-        const char *f, *i;
+        const char *f, *m, *i;
         int r;
 
+        /* An epoll's or inotify's lists its targets after: what is wanted comes first. */
         r = ra_read_file_at(fdinfo_dir, name, buf, sizeof(buf));
-        if (r < 0 && r != -EFBIG)
+        if (r == -EFBIG)
+                buf[sizeof(buf) - 1] = '\0';
+        else if (r < 0)
                 return r;
         f = strstr(buf, "flags:");
+        m = strstr(buf, "\nmnt_id:");
         i = strstr(buf, "\nino:");
-        if (!f || !i)
+        if (!f || !m || !i)
                 return -EINVAL;
         *ret_flags = (int) strtol(f + strlen("flags:"), NULL, 8);
+        *ret_mnt_id = (int) strtol(m + strlen("\nmnt_id:"), NULL, 10);
         *ret_ino = strtoull(i + strlen("\nino:"), NULL, 10);
         return 0;
 }
 
 /*
- * Whether pid maps the file (dev, ino) with an access pattern of its own:
- * MADV_RANDOM or MADV_SEQUENTIAL ("rr", "sr" in smaps' VmFlags). maps is read
- * first, as smaps walks every page table.
+ * Whether mount mnt_id (in pid's mount namespace) is of a file system whose
+ * descriptors close without asking anyone. Closing the copy calls the file's
+ * flush, and the last close its release: FUSE sends its server a FLUSH and
+ * waits, NFS and CIFS write back and may wait on the network. Only local file
+ * systems with neither, and block devices' nodes (devtmpfs, or a tmpfs /dev
+ * in a container).
  */
-static bool mapped_with_own_pattern(pid_t pid, dev_t dev, uint64_t ino) {
+static bool closes_locally(pid_t pid, int mnt_id, bool bdev) {
+        static const char *const local[] = { "ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", NULL };
+        static const char *const nodes[] = { "devtmpfs", "tmpfs", NULL };
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;
         char path[64];
-        bool mapped = false, ours = false;
         size_t size = 0;
 
-        for (int pass = 0; pass < 2; pass++) {
-                (void) snprintf(path, sizeof(path), "/proc/%d/%s", (int) pid, pass == 0 ? "maps" : "smaps");
-                if (f)
-                        fclose(f);
-                f = fopen(path, "re");
-                if (!f)
-                        return false;
-                while (getline(&line, &size, f) > 0) {
-                        unsigned major, minor;
-                        uint64_t i;
+        (void) snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return false;
+        while (getline(&line, &size, f) > 0) {
+                char type[32];
+                const char *sep;
+                int id;
 
-                        if (sscanf(line, "%*x-%*x %*s %*x %x:%x %" SCNu64, &major, &minor, &i) == 3) {
-                                ours = makedev(major, minor) == dev && i == ino;
-                                mapped = mapped || ours;
-                        } else if (ours && strncmp(line, "VmFlags:", 8) == 0 &&
-                                   (strstr(line, " rr") || strstr(line, " sr")))
-                                return true;
-                }
-                if (!mapped)
+                if (sscanf(line, "%d ", &id) != 1 || id != mnt_id)
+                        continue;
+                sep = strstr(line, " - ");
+                if (!sep || sscanf(sep, " - %31s", type) != 1)
                         return false;
+                for (const char *const *t = bdev ? nodes : local; *t; t++)
+                        if (strcmp(type, *t) == 0)
+                                return true;
+                return false;
         }
         return false;
 }
@@ -175,12 +188,6 @@ static bool follow_one(Manager *m, Follow *w, pid_t pid, int pidfd, int fd, cons
                                stx.stx_ino == f->ino;
         if (!same)
                 return false;
-        if (mapped_with_own_pattern(pid, makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino)) {
-                log_debug("%s: %d maps its descriptor %d with MADV_RANDOM or MADV_SEQUENTIAL: left as it "
-                          "chose.",
-                          w->d->name, (int) pid, fd);
-                return false;
-        }
         if (posix_fadvise(dup, 0, 0, POSIX_FADV_NORMAL) != 0)
                 return false;
         if (!say)
@@ -188,7 +195,10 @@ static bool follow_one(Manager *m, Follow *w, pid_t pid, int pidfd, int fd, cons
 
         (void) snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) pid, fd);
         n = readlink(path, link, sizeof(link) - 1);
-        link[n > 0 ? n : 0] = '\0';
+        if (n <= 0)
+                strcpy(link, "?");
+        else
+                link[n] = '\0';
         (void) snprintf(path, sizeof(path), "/proc/%d/comm", (int) pid);
         if (ra_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
                 buf[0] = '\0';
@@ -226,37 +236,47 @@ static void follow_process(Manager *m, Follow *w, pid_t pid, const RaPcacheFollo
         dir = -1;
 
         while ((de = readdir(fds)) && w->scanned < RA_OPENFILES_SCAN_MAX) {
+                char link[64];
                 uint64_t ino;
                 uint32_t fd;
-                int flags;
+                int flags, mnt_id;
+                ssize_t len;
 
                 if (de->d_name[0] == '.' || ra_parse_u32(de->d_name, &fd) < 0 || fd > INT32_MAX)
                         continue;
                 w->scanned++;
-                if (fdinfo_read(dirfd(fds), de->d_name, &flags, &ino) < 0 ||
+                /*
+                 * A file's link first (a path, no call into anything): fdinfo runs the
+                 * show_fdinfo of what the descriptor is (an epoll's takes its lock), and only
+                 * files are wanted.
+                 */
+                (void) snprintf(path, sizeof(path), "/proc/%d/fd/%" PRIu32, (int) pid, fd);
+                len = readlink(path, link, sizeof(link) - 1);
+                if (len <= 0 || link[0] != '/')
+                        continue;
+                link[len] = '\0';
+                if (fdinfo_read(dirfd(fds), de->d_name, &flags, &mnt_id, &ino) < 0 ||
                     (flags & O_ACCMODE) == O_WRONLY || (flags & O_DIRECT))
                         continue;
                 for (size_t i = 0; i < n; i++) {
                         /*
                          * The disk read through its node (dd, a raw mmap): its page cache is the
-                         * disk's own inode, numbered by its device number.
+                         * disk's own inode, numbered by its device number; the node is checked
+                         * before its descriptor is taken (a tape's or a tty's must not be).
                          */
-                        bool bdev = w->d->devnum != 0 &&
+                        bool bdev = ra_kind_is_block(w->d->kind) && w->d->devnum != 0 &&
                                     f[i].ino == kernel_dev(major(w->d->devnum), minor(w->d->devnum));
-                        char link[64];
-                        ssize_t len;
+                        struct stat st;
 
-                        if (!bdev && ino != f[i].ino)
+                        if (bdev ? strncmp(link, "/dev/", 5) != 0 : ino != f[i].ino)
                                 continue;
-                        if (bdev) {
-                                (void) snprintf(path, sizeof(path), "/proc/%d/fd/%" PRIu32, (int) pid, fd);
-                                len = readlink(path, link, sizeof(link) - 1);
-                                if (len <= 0 || strncmp(link, "/dev/", 5) != 0)
-                                        continue;
-                        }
+                        if (!closes_locally(pid, mnt_id, bdev))
+                                continue;
+                        if (bdev && (stat(path, &st) < 0 || !S_ISBLK(st.st_mode) ||
+                                     kernel_dev(major(st.st_rdev), minor(st.st_rdev)) != f[i].ino))
+                                continue;
                         if (follow_one(m, w, pid, pidfd, (int) fd, &f[i], bdev, !said[i]))
                                 said[i] = true;
-                        break;
                 }
         }
         closedir(fds);
