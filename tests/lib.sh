@@ -529,8 +529,11 @@ ra_shipped_rule() {
 RA_DEVMODEL_SERVER=$RA_BUILDDIR/bench/ra-devmodel
 RA_DEVMODEL=(python3 "$RA_SRCDIR/bench/devmodel" --builddir "$RA_BUILDDIR")
 RA_DEVMODELS=()
+# A file system on a modelled disk holds its loop device: unmounted first, or
+# the detach fails and leaves the model's server running.
 ra_devmodel_detach_all() {
 	local dev
+	ra_undo_mounts
 	for dev in "${RA_DEVMODELS[@]}"; do
 		"${RA_DEVMODEL[@]}" detach "$dev" 2>/dev/null || true
 	done
