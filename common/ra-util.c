@@ -312,3 +312,10 @@ uint64_t ra_now_nsec(void) {
 uint64_t ra_now_usec(void) {
         return ra_now_nsec() / 1000;
 }
+
+uint64_t ra_realtime_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
+}

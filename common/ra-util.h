@@ -32,6 +32,8 @@ int ra_write_file_at(int dirfd, const char *path, const char *s);
 /* CLOCK_MONOTONIC, for deadlines and the time things take. */
 uint64_t ra_now_nsec(void);
 uint64_t ra_now_usec(void);
+/* CLOCK_REALTIME, for what is shown with a date. */
+uint64_t ra_realtime_usec(void);
 
 /* NULL-terminated string vectors. */
 char **ra_strv_free(char **l);

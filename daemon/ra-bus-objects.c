@@ -13,6 +13,7 @@
 #include "ra-calib-sched.h"
 #include "ra-context.h"
 #include "ra-log.h"
+#include "ra-openfiles.h"
 #include "ra-registry.h"
 #include "ra-tune-swap.h"
 #include "ra-tune.h"
@@ -102,6 +103,62 @@ static int method_device_calibrate(sd_bus_message *msg, void *userdata, sd_bus_e
                 return ra_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot start a calibration: %s.",
                                          strerror(-r));
         return 1; /* answered by ra-calib-sched.c */
+}
+
+/*
+ * The files already open it gave a new window, latest first: to root all of
+ * them, to anyone else only their own (a file's path is its reader's to tell).
+ */
+static int method_device_list_open_files(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        const RaOpenFile *files = ((RaDisk *) userdata)->open_files, *order[RA_OPENFILES_KEPT];
+        size_t n = 0;
+        uid_t uid;
+        int r;
+
+        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID, &creds);
+        if (r >= 0)
+                r = sd_bus_creds_get_euid(creds, &uid);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot tell who is calling: %m");
+
+        for (size_t i = 0; i < RA_OPENFILES_KEPT; i++)
+                if (files[i].when_usec != 0 && (uid == 0 || files[i].uid == uid))
+                        order[n++] = &files[i];
+        for (size_t i = 1; i < n; i++) /* insertion sort, newest first: 16 at most */
+                for (size_t j = i; j > 0 && order[j]->when_usec > order[j - 1]->when_usec; j--) {
+                        const RaOpenFile *t = order[j];
+
+                        order[j] = order[j - 1];
+                        order[j - 1] = t;
+                }
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(tuussbuub)");
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                const RaOpenFile *f = order[i];
+
+                r = sd_bus_message_open_container(reply, 'r', "tuussbuub");
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "tuu", f->when_usec, (uint32_t) f->pid,
+                                                  (uint32_t) f->uid);
+                if (r >= 0)
+                        r = ra_bus_append_string(reply, f->comm);
+                if (r >= 0)
+                        r = ra_bus_append_string(reply, f->path);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "buub", (int) f->cut, f->from_kb, f->to_kb,
+                                                  (int) ra_openfiles_still_open(f));
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
 }
 
 /* sd-bus reads an int for "b"; our flags are bool. */
@@ -211,6 +268,8 @@ static const sd_bus_vtable device_vtable[] = {
         SD_BUS_METHOD("ClearPin", NULL, NULL, method_device_clear_pin, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Calibrate", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", figures),
                                 method_device_calibrate, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListOpenFiles", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(tuussbuub)", files),
+                                method_device_list_open_files, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
 

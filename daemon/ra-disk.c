@@ -62,6 +62,8 @@ RaDisk *ra_disk_free(RaDisk *d) {
                 return NULL;
 
         ra_inputs_clear(&d->in);
+        for (size_t i = 0; i < RA_OPENFILES_KEPT; i++)
+                free(d->open_files[i].path);
         free(d->name);
         free(d->object_path);
         free(d->syspath);

@@ -90,6 +90,25 @@ typedef struct RaDiskSampled {
 } RaDiskSampled;
 
 /*
+ * A file already open whose window radaemon changed with its device's
+ * (ra-openfiles.c), as racontrol show lists it: the reader, the file as
+ * the reader's /proc/PID/fd names it, and what was done when.
+ */
+typedef struct RaOpenFile {
+        uint64_t when_usec; /* CLOCK_REALTIME; 0: an empty slot */
+        pid_t pid;
+        uid_t uid; /* the reader's: only it and root are told of the file */
+        int fd;
+        uint32_t from_kb, to_kb;
+        bool cut; /* its random reads brought whole windows; else it streamed, filling them */
+        char comm[16];
+        char *path;
+} RaOpenFile;
+
+/* The files a device keeps, the latest: one a reader (pid and path) however often it changed. */
+#define RA_OPENFILES_KEPT 16
+
+/*
  * One disk or bdi radaemon manages: what it is, what we want for it, and
  * why. Every kind is kept, decided, learned and published alike, from the
  * fields they share; what only a stack or a bdi has is in as_stack and
@@ -173,6 +192,9 @@ typedef struct RaDisk {
         bool announced; /* the decision has been logged at info level */
         bool published; /* D-Bus clients have been told the disk exists */
         bool seen;      /* found by the enumeration under way */
+
+        /* The files already open it last gave a new window (ra-openfiles.c), for ListOpenFiles. */
+        RaOpenFile open_files[RA_OPENFILES_KEPT];
 
         /* What only one kind has; zero for the others. */
         RaDiskStack as_stack;

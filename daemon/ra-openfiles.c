@@ -68,20 +68,28 @@ static uint32_t kernel_dev(unsigned major, unsigned minor) {
         return (uint32_t) major << 20 | minor;
 }
 
-/* The process a traced task belongs to: pidfd_open() takes a thread group's leader. */
-static pid_t thread_group(pid_t tid) {
-        char path[64], buf[4096];
+/* A number of /proc/PID/status: "Tgid:", "Uid:" (its first, the real uid); -1 when it cannot be read. */
+static long status_number(pid_t pid, const char *field) {
+        char path[64], buf[4096], key[16];
         const char *t;
         long v;
 
-        (void) snprintf(path, sizeof(path), "/proc/%d/status", (int) tid);
+        (void) snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        (void) snprintf(key, sizeof(key), "\n%s", field);
         if (ra_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
                 return -1;
-        t = strstr(buf, "\nTgid:");
+        t = strstr(buf, key);
         if (!t)
                 return -1;
-        v = strtol(t + strlen("\nTgid:"), NULL, 10);
-        return v > 0 && v <= INT32_MAX ? (pid_t) v : -1;
+        v = strtol(t + strlen(key), NULL, 10);
+        return v >= 0 && v <= INT32_MAX ? v : -1;
+}
+
+/* The process a traced task belongs to: pidfd_open() takes a thread group's leader. */
+static pid_t thread_group(pid_t tid) {
+        long v = status_number(tid, "Tgid:");
+
+        return v > 0 ? (pid_t) v : -1;
 }
 
 /* What /proc/PID/fdinfo/N says of a descriptor: its open flags, mount and inode (kernels 5.14 and later). */
@@ -153,6 +161,57 @@ typedef struct Follow {
 } Follow;
 
 /*
+ * Keeps what was done for ListOpenFiles: in the slot of the same reader and
+ * file (a later change), else an empty one, else the oldest.
+ */
+static void remember(Follow *w, pid_t pid, int fd, const char *link, const char *comm, bool cut) {
+        RaOpenFile *slot = NULL, *files = w->d->open_files;
+        char *copy;
+        long uid;
+
+        for (size_t i = 0; i < RA_OPENFILES_KEPT && !slot; i++)
+                if (files[i].when_usec != 0 && files[i].pid == pid && ra_streq(files[i].path, link))
+                        slot = &files[i];
+        for (size_t i = 0; i < RA_OPENFILES_KEPT && !slot; i++)
+                if (files[i].when_usec == 0)
+                        slot = &files[i];
+        if (!slot) {
+                slot = &files[0];
+                for (size_t i = 1; i < RA_OPENFILES_KEPT; i++)
+                        if (files[i].when_usec < slot->when_usec)
+                                slot = &files[i];
+        }
+        copy = slot->path && strcmp(slot->path, link) == 0 ? TAKE_PTR(slot->path) : strdup(link);
+        if (!copy)
+                return; /* kept no more: the log has it */
+        uid = status_number(pid, "Uid:");
+        free(slot->path);
+        *slot = (RaOpenFile){
+                .when_usec = ra_realtime_usec(),
+                .pid = pid,
+                .uid = uid >= 0 ? (uid_t) uid : 0,
+                .fd = fd,
+                .from_kb = w->old_kb,
+                .to_kb = w->new_kb,
+                .cut = cut,
+                .path = copy,
+        };
+        (void) snprintf(slot->comm, sizeof(slot->comm), "%s", comm);
+}
+
+bool ra_openfiles_still_open(const RaOpenFile *f) {
+        char path[64], link[4096];
+        ssize_t n;
+
+        (void) snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) f->pid, f->fd);
+        n = readlink(path, link, sizeof(link) - 1);
+        if (n <= 0)
+                return false;
+        link[n] = '\0';
+        return ra_streq(link, f->path);
+}
+
+/*
  * One open description of a follower's file (descriptor fd of pid): its window follows the device's.
  * Said once a file: a description held twice (Python's mmap keeps a duplicate) or opened twice is one.
  */
@@ -190,8 +249,6 @@ static bool follow_one(Manager *m, Follow *w, pid_t pid, int pidfd, int fd, cons
                 return false;
         if (posix_fadvise(dup, 0, 0, POSIX_FADV_NORMAL) != 0)
                 return false;
-        if (!say)
-                return true;
 
         (void) snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) pid, fd);
         n = readlink(path, link, sizeof(link) - 1);
@@ -202,6 +259,11 @@ static bool follow_one(Manager *m, Follow *w, pid_t pid, int pidfd, int fd, cons
         (void) snprintf(path, sizeof(path), "/proc/%d/comm", (int) pid);
         if (ra_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
                 buf[0] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        remember(w, pid, fd, link, buf, f->cut);
+        if (!say)
+                return true;
+
         file = ra_text_escape(link);
         comm = ra_text_escape(buf);
         log_full_errno(w->said < RA_OPENFILES_SAID_MAX ? LOG_INFO : LOG_DEBUG, 0,

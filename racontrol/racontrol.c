@@ -197,6 +197,7 @@ int main(int argc, char *argv[]) {
                 if (r == 0)
                         r = verbs[i].run(&c, args);
                 ra_path_object_clear(&c.path_object);
+                free(c.path_absolute);
                 sd_bus_flush_close_unref(c.bus);
                 return r;
         }

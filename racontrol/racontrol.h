@@ -25,6 +25,7 @@ typedef struct RcContext {
         uint64_t budget;
         /* show, set, auto, calibrate given a path: the path, and the object its files read with */
         const char *path;
+        char *path_absolute; /* the path as realpath() made it, for the open files under it */
         RaPathObject path_object;
 } RcContext;
 
@@ -143,6 +144,32 @@ void rc_print_path(const RcContext *c);
 /* With --json, the path's object opens with the mount; the device follows, then '}'. */
 void rc_json_path_begin(const RcContext *c);
 
+/* --- rc-openfiles.c: the files already open radaemon gave a new window --- */
+
+typedef struct RcOpenFile {
+        uint64_t when_usec;
+        uint32_t pid;
+        uint32_t uid;
+        char *comm;
+        char *path;
+        bool cut;
+        uint32_t from_kb;
+        uint32_t to_kb;
+        bool open;
+} RcOpenFile;
+
+/*
+ * What ListOpenFiles tells this caller of the device at object_path (root:
+ * every reader's; anyone else: their own), newest first; under c->path only,
+ * when show was given a path. None from a radaemon without the method.
+ */
+int rc_get_open_files(RcContext *c, const char *object_path, RcOpenFile **ret, size_t *ret_n);
+void rc_open_files_free(RcOpenFile *files, size_t n);
+/* "Open files:" lines after a device's; nothing when there are none. */
+void rc_print_open_files(const RcOpenFile *files, size_t n);
+/* A JSON array of them. */
+void rc_json_open_files(const RcOpenFile *files, size_t n);
+
 /* --- rc-swap.c: "swap" where a verb takes a device: vm.page-cluster ------- */
 
 #define RC_SWAP_NAME "swap"
@@ -156,7 +183,8 @@ int rc_swap_status(RcContext *c, bool json);
 /* --- rc-print.c: tables and JSON ----------------------------------------- */
 
 void rc_json_string(const char *s);
-/* One device as a JSON object. */
+/* One device as a JSON object; _open leaves it open for more keys. */
 void rc_json_device(const RcDevice *d);
+void rc_json_device_open(const RcDevice *d);
 /* One device as "key: value" lines. */
 void rc_print_device(const RcDevice *d);

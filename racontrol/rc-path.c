@@ -55,6 +55,7 @@ int rc_resolve_target(RcContext *c, char **args) {
                 return rc_report_error(c->path_object.name, &error, r);
 
         c->path = args[0];
+        c->path_absolute = TAKE_PTR(absolute);
         args[0] = c->path_object.name;
         return 0;
 }

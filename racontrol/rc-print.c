@@ -53,6 +53,11 @@ static void json_key(const char *key, bool first) {
 }
 
 void rc_json_device(const RcDevice *d) {
+        rc_json_device_open(d);
+        putchar('}');
+}
+
+void rc_json_device_open(const RcDevice *d) {
         putchar('{');
         json_key("name", true);
         rc_json_string(d->name);
@@ -108,7 +113,6 @@ void rc_json_device(const RcDevice *d) {
         rc_json_string(d->cost_model_source ?: "");
         json_key("calibrating", false);
         fputs(d->calibrating ? "true" : "false", stdout);
-        putchar('}');
 }
 
 /* Evidence as people read it. */

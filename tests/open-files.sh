@@ -137,7 +137,25 @@ for x in "${v[@]}"; do
 done
 ! grep -q "(pid $own)" "$T/daemon.log" || ra_fail "the MADV_SEQUENTIAL reader was touched: $(grep "(pid $own)" "$T/daemon.log")"
 ra_ok "the open file followed the cut to $kb KiB; the reader that chose its pattern kept $prior KiB"
+
+# racontrol show lists it, to root and to its reader's user, and under a path it is beneath only.
+"$RACONTROL" show "$disk" >"$T/show" || ra_fail "racontrol show $disk failed"
+grep -qE "^Open files: +$T/mnt/plain, read by python3 \(pid $plain\): $prior -> [0-9]+ KiB at .*, its random reads brought whole windows$" "$T/show" ||
+	ra_fail "racontrol show does not list the followed file: $(grep -A3 '^Open files' "$T/show" || tail -n 3 "$T/show")"
+"$RACONTROL" show "$T/mnt" | grep -q "^Open files: .*/mnt/plain, " || ra_fail "racontrol show $T/mnt does not list $T/mnt/plain"
+! "$RACONTROL" show "$T/mnt/own" | grep -q "^Open files" || ra_fail "racontrol show $T/mnt/own lists a file not under it"
+"$RACONTROL" show "$disk" --json | python3 -c '
+import json, sys
+f = json.load(sys.stdin)["open_files"]
+assert [x["pid"] for x in f] == [int(sys.argv[1])] and f[0]["cut"] and f[0]["open"] and f[0]["uid"] == 0, f' "$plain" ||
+	ra_fail "racontrol show --json: open_files is not the one followed file"
+runuser -u nobody -- env DBUS_SYSTEM_BUS_ADDRESS="$DBUS_SYSTEM_BUS_ADDRESS" "$RACONTROL" show "$disk" >"$T/show-nobody" ||
+	ra_fail "nobody cannot run racontrol show: $(cat "$T/show-nobody")"
+! grep -q "^Open files" "$T/show-nobody" || ra_fail "nobody is told of root's open file: $(grep "^Open files" "$T/show-nobody")"
 stop_readers
+"$RACONTROL" show "$disk" | grep -qE "^Open files: +$T/mnt/plain, .*whole windows \(closed since\)$" ||
+	ra_fail "racontrol show does not say the reader closed its file: $("$RACONTROL" show "$disk" | grep -A2 '^Open files')"
+ra_ok "racontrol show lists the followed file (to root, not to nobody; under its path), and that it was closed"
 ra_stop_daemon
 
 # open_files = leave: the files keep what they opened with (a state of its
