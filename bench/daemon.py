@@ -37,7 +37,7 @@ class Daemon:
     """
 
     def __init__(self, machine, builddir, names, tag="daemon", interval_ms=None, env=None,
-                 log_levels=False, bdis=(), extra=""):
+                 log_levels=False, bdis=(), extra="", debug=False):
         self.machine = machine
         self.binary = os.path.join(builddir, "daemon", "radaemon")
         if not os.access(self.binary, os.X_OK):
@@ -56,6 +56,8 @@ class Daemon:
         # Each log line starts with <level>, as under systemd: the daemon does
         # so when stderr is the stream JOURNAL_STREAM names, unless --foreground.
         self.log_levels = log_levels
+        # --debug: what a measurement reads from the daemon's debug lines.
+        self.debug = debug
         self.process = None
         self.traced = False
 
@@ -91,7 +93,7 @@ class Daemon:
             env = dict(os.environ, NOTIFY_SOCKET=notify_path, **self.env)
             argv = [self.binary, "--config", self.config]
             # Every decision's reason and each model refit (bench/README.md).
-            if os.environ.get("RA_BENCH_DEBUG"):
+            if self.debug or os.environ.get("RA_BENCH_DEBUG"):
                 argv.append("--debug")
             with open(self.log, "w") as out:
                 if self.log_levels:

@@ -13,6 +13,9 @@ made when it ends. run.py runs these too; this entry point runs them alone.
   overhead.py all                    all of them, as Markdown
   overhead.py tracing                the tracing cost at about 1 GB/s of page-cache reads
                                      (not in all: it needs 1.2 GiB of /dev/shm)
+  overhead.py openfiles              following a new window with 0, 10,000 and 100,000
+                                     descriptors open in the reader (or as many as its
+                                     RLIMIT_NOFILE allows; not in all: 512 MiB of /dev/shm)
 
 The hotplug latency is measured from the moment udevd's event was queued on
 our netlink socket (the kernel's SO_TIMESTAMPNS: the same moment the
@@ -24,6 +27,8 @@ if none runs and stops only the one it started.
 import argparse
 import json
 import os
+import re
+import resource
 import socket
 import statistics
 import struct
@@ -486,6 +491,106 @@ def tracing_line(daemon):
     return None
 
 
+# --- open files followed ------------------------------------------------------
+
+# Holds N descriptors of one small file (a file server's open files, to be
+# looked at and passed over) and maps a 256 MiB file, faulting at random
+# pages of it 30 times a second until killed: the follower (faster, and
+# after about a hundred misses the kernel stops reading around a file's
+# faults: no window to follow). Prints "ready" after its first 20 faults.
+OPENFILES_READER = """
+import mmap, os, random, resource, sys, time
+other, big, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+held = [os.open(other, os.O_RDONLY | os.O_CLOEXEC) for _ in range(n)]
+fd = os.open(big, os.O_RDONLY | os.O_CLOEXEC)
+m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+pages = len(m) // 4096
+i = 0
+while True:
+    m[random.randrange(pages) * 4096]
+    i += 1
+    if i == 20:
+        print("ready", flush=True)
+    time.sleep(1 / 30)
+"""
+OPENFILES_LINE = re.compile(r": (\d+) files to follow, (\d+) descriptors of (\d+) processes looked at in "
+                            r"([0-9.]+) ms")
+
+
+def measure_openfiles(machine, builddir, counts, repeat=3):
+    """What following a new window costs the daemon with N descriptors open.
+
+    ext4 on a loop device over /dev/shm; a reader that holds N descriptors
+    and faults at random in a mapped file opened at a 1024 KiB pin; then
+    racontrol set 16 (a pin: the change every source makes), which makes
+    the daemon look at the reader's descriptors and follow its file. Reads
+    the daemon's own timing (its debug line), its CPU over the second
+    around the change (schedstat), the time racontrol set took (the daemon
+    does this in its loop: the reply waits), and its memory after.
+    """
+    racontrol = racontrol_path(builddir)
+    if not tracefs_mounted() and not os.path.isdir(TRACEFS):
+        return {"available": False, "why": "no tracefs: no follower to find"}
+    image = f"/dev/shm/radaemon-bench-openfiles-{os.getpid()}.img"
+    machine.on_exit(lambda: os.path.exists(image) and os.unlink(image))
+    with open(image, "wb") as f:
+        f.truncate(512 << 20)
+    name = machine.new_loop(image, direct_io=False)
+    run("mkfs.ext4", "-q", "-F", f"/dev/{name}")
+    mnt = machine.path("openfiles-mnt")
+    os.makedirs(mnt, exist_ok=True)
+    run("mount", f"/dev/{name}", mnt)
+    machine.on_exit(lambda: subprocess.run(["umount", mnt]))
+    other, big = os.path.join(mnt, "other"), os.path.join(mnt, "big")
+    with open(other, "wb") as f:
+        f.write(b"x" * 4096)
+    with open(big, "wb") as f:
+        for _ in range(256):
+            f.write(os.urandom(1 << 20))
+    rows = []
+    with PrivateBus(machine) as bus:
+        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=bus.address)
+        for n in counts:
+            for r in range(repeat):
+                extra = f"[device:{name}]\nread_ahead_kb = 1024\n"
+                with Daemon(machine, builddir, [name], tag=f"openfiles-{n}-{r}", extra=extra,
+                            env={"DBUS_SYSTEM_BUS_ADDRESS": bus.address}, debug=True) as daemon:
+                    deadline = time.monotonic() + 10
+                    while read_kb(name) != 1024 and time.monotonic() < deadline:
+                        time.sleep(0.05)
+                    with open("/proc/sys/vm/drop_caches", "w") as f:
+                        f.write("3\n")
+                    reader = machine.spawn([sys.executable, "-c", OPENFILES_READER, other, big, str(n)],
+                                           stdout=subprocess.PIPE)
+                    if reader.stdout.readline().strip() != b"ready":
+                        raise RuntimeError(f"the reader with {n} descriptors did not start")
+                    time.sleep(2.2)  # two intervals of its faults under 1024 KiB
+                    before = cpu_ns(daemon.pid)
+                    t0 = time.monotonic()
+                    p = subprocess.run([racontrol, "set", name, "16", "--runtime"], env=env,
+                                       capture_output=True, timeout=60)
+                    set_s = time.monotonic() - t0
+                    time.sleep(1.0)
+                    cpu = (cpu_ns(daemon.pid) - before) / 1e6
+                    machine.stop(reader)
+                    if p.returncode != 0:
+                        raise RuntimeError("racontrol set failed: " + p.stderr.decode(errors="replace"))
+                    lines = [OPENFILES_LINE.search(x) for x in daemon.decisions(name)]
+                    timed = [x for x in lines if x]
+                    followed = f"(pid {reader.pid}) reads {big} under the 1024 KiB" in daemon.output()
+                    row = {"descriptors": n, "run": r + 1, "followed": followed, "set_ms": set_s * 1000,
+                           "daemon_cpu_ms": cpu, **proc_status(daemon.pid)}
+                    if timed:
+                        t = timed[-1]
+                        row.update(files=int(t.group(1)), scanned=int(t.group(2)),
+                                   processes=int(t.group(3)), follow_ms=float(t.group(4)))
+                    log(f"overhead: openfiles, {n} descriptors, run {r + 1}: {row}")
+                    rows.append(row)
+    return {"available": True, "device": name, "rows": rows}
+
+
 # --- racontrol status --------------------------------------------------------
 
 BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -625,7 +730,7 @@ def main():
 
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=ALL + ["all", "tracing"])
+    parser.add_argument("what", choices=ALL + ["all", "tracing", "openfiles"])
     parser.add_argument("--builddir", default=os.path.join(HERE, "..", "build"))
     parser.add_argument("--quick", action="store_true", help="small counts")
     parser.add_argument("--count", type=int, help="hotplug events of each kind")
@@ -651,7 +756,12 @@ def main():
             PRESETS[preset][key] = sorted({1, args.devices})
     what = ALL if args.what == "all" else [args.what]
     with Machine() as machine:
-        if args.what == "tracing":
+        if args.what == "openfiles":
+            # One process holds at most its hard RLIMIT_NOFILE (raising it needs CAP_SYS_RESOURCE).
+            most = resource.getrlimit(resource.RLIMIT_NOFILE)[1] - 1024
+            counts = sorted({0, min(10000, most), min(100000, most)})
+            out = {"openfiles": measure_openfiles(machine, args.builddir, counts)}
+        elif args.what == "tracing":
             out = {"tracing": measure_tracing(machine, args.builddir, args.rate_mbs, args.passes,
                                               args.rounds, args.kb, args.file_mib)}
         else:

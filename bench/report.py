@@ -262,6 +262,25 @@ def overhead_markdown(o):
             lines.append(f"| {r['devices']} | {r['n']} | {r['median']:.1f} ms "
                          f"| {r['min']:.1f}–{r['max']:.1f} ms |")
         lines.append("")
+    if "openfiles" in o:
+        lines += openfiles_markdown(o["openfiles"])
+    return lines
+
+
+def openfiles_markdown(t):
+    """overhead.py openfiles: following a new window with many descriptors open."""
+    if not t["available"]:
+        return [f"Open files: **not available**: {t['why']}.", ""]
+    lines = ["Open files followed: a reader holding N descriptors faults at random in a file opened "
+             "at a 1024 KiB pin; racontrol set 16 (ext4 on a loop device over /dev/shm):", "",
+             "| descriptors | run | followed | looked at | follow (daemon's timing) | daemon CPU, 1 s "
+             "| racontrol set | VmRSS |", "|---:|---:|---|---:|---:|---:|---:|---:|"]
+    for r in t["rows"]:
+        follow = f"{r['follow_ms']:.1f} ms" if "follow_ms" in r else "–"
+        lines.append(f"| {r['descriptors']} | {r['run']} | {'yes' if r['followed'] else 'no'} "
+                     f"| {r.get('scanned', 0)} | {follow} | {r['daemon_cpu_ms']:.1f} ms "
+                     f"| {r['set_ms']:.1f} ms | {r.get('VmRSS_KiB', 0)} KiB |")
+    lines.append("")
     return lines
 
 
