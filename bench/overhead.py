@@ -516,7 +516,7 @@ while True:
     time.sleep(1 / 30)
 """
 OPENFILES_LINE = re.compile(r": (\d+) files to follow, (\d+) descriptors of (\d+) processes looked at in "
-                            r"([0-9.]+) ms")
+                            r"([0-9.]+) ms(?: \((\d+) steps, ([0-9.]+) ms in all\))?")
 
 
 def measure_openfiles(machine, builddir, counts, repeat=3):
@@ -586,6 +586,8 @@ def measure_openfiles(machine, builddir, counts, repeat=3):
                         t = timed[-1]
                         row.update(files=int(t.group(1)), scanned=int(t.group(2)),
                                    processes=int(t.group(3)), follow_ms=float(t.group(4)))
+                        if t.group(5):
+                            row.update(steps=int(t.group(5)), elapsed_ms=float(t.group(6)))
                     log(f"overhead: openfiles, {n} descriptors, run {r + 1}: {row}")
                     rows.append(row)
     return {"available": True, "device": name, "rows": rows}

@@ -273,12 +273,14 @@ def openfiles_markdown(t):
         return [f"Open files: **not available**: {t['why']}.", ""]
     lines = ["Open files followed: a reader holding N descriptors faults at random in a file opened "
              "at a 1024 KiB pin; racontrol set 16 (ext4 on a loop device over /dev/shm):", "",
-             "| descriptors | run | followed | looked at | follow (daemon's timing) | daemon CPU, 1 s "
-             "| racontrol set | VmRSS |", "|---:|---:|---|---:|---:|---:|---:|---:|"]
+             "| descriptors | run | followed | looked at | follow (daemon's timing) | steps (loop held) "
+             "| daemon CPU, 1 s | racontrol set | VmRSS |", "|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in t["rows"]:
         follow = f"{r['follow_ms']:.1f} ms" if "follow_ms" in r else "–"
+        steps = (f"{r['steps']}, {r['follow_ms'] / r['steps']:.0f} ms each on average, over "
+                 f"{r['elapsed_ms']:.0f} ms") if "steps" in r else "1"
         lines.append(f"| {r['descriptors']} | {r['run']} | {'yes' if r['followed'] else 'no'} "
-                     f"| {r.get('scanned', 0)} | {follow} | {r['daemon_cpu_ms']:.1f} ms "
+                     f"| {r.get('scanned', 0)} | {follow} | {steps} | {r['daemon_cpu_ms']:.1f} ms "
                      f"| {r['set_ms']:.1f} ms | {r.get('VmRSS_KiB', 0)} KiB |")
     lines.append("")
     return lines

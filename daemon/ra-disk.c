@@ -14,6 +14,7 @@
 #include "ra-disk.h"
 #include "ra-inputs.h"
 #include "ra-log.h"
+#include "ra-openfiles.h"
 #include "ra-probe-run.h"
 #include "ra-settings.h"
 #include "ra-util.h"
@@ -61,6 +62,7 @@ RaDisk *ra_disk_free(RaDisk *d) {
         if (!d)
                 return NULL;
 
+        ra_openfiles_scan_free(d);
         ra_inputs_clear(&d->in);
         for (size_t i = 0; i < RA_OPENFILES_KEPT; i++)
                 free(d->open_files[i].path);

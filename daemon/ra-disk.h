@@ -195,6 +195,7 @@ typedef struct RaDisk {
 
         /* The files already open it last gave a new window (ra-openfiles.c), for ListOpenFiles. */
         RaOpenFile open_files[RA_OPENFILES_KEPT];
+        struct RaOpenFilesScan *openfiles_scan; /* the search for them under way, if any */
 
         /* What only one kind has; zero for the others. */
         RaDiskStack as_stack;

@@ -46,6 +46,7 @@
 #include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <systemd/sd-event.h>
 #include <unistd.h>
 
 #include "ra-context.h"
@@ -57,10 +58,16 @@
 
 /*
  * The descriptors looked at in one change of a window, over all its
- * readers: a few microseconds each (an fdinfo read), so about half a second
- * at most. A file server holding more keeps the old window on the rest.
+ * readers: 15-20 us each, some 3 to 4 s of radaemon's time in steps of
+ * RA_OPENFILES_STEP. A reader holding more keeps the old window on the rest.
  */
 #define RA_OPENFILES_SCAN_MAX 200000u
+/*
+ * The descriptors looked at in one iteration of the event loop: 15-20 us
+ * each (a link and an fdinfo read, measured with bench/overhead.py
+ * openfiles), so some 30 ms before other events are served.
+ */
+#define RA_OPENFILES_STEP 2000u
 /* The files of one change named at info level; the rest at debug, counted in one line. */
 #define RA_OPENFILES_SAID_MAX 8u
 
@@ -154,17 +161,38 @@ static bool closes_locally(pid_t pid, int mnt_id, bool bdev) {
         return false;
 }
 
-typedef struct Follow {
+/*
+ * One change's search for its followers' descriptors, a few at a time
+ * (RA_OPENFILES_STEP an event-loop iteration), so that a reader holding
+ * 100,000 files does not hold up radaemon's loop for seconds. The disk
+ * owns it (RaDisk.openfiles_scan): it ends with the disk, or when the next
+ * change of the disk's window starts its own.
+ */
+struct RaOpenFilesScan {
         RaDisk *d;
+        sd_event_source *source;
         uint32_t old_kb, new_kb;
-        unsigned scanned, said, more;
-} Follow;
+        unsigned scanned, said, more, steps;
+        uint64_t start_usec, busy_usec;
+        RaPcacheFollower f[RA_PCACHE_STREAMS];
+        pid_t tgid[RA_PCACHE_STREAMS]; /* of each follower; -1: taken with an earlier one of its process */
+        size_t n, next;                /* the followers, and the next to look for */
+        size_t processes;
+        /* The process whose descriptors are being read: its followers, and which were said. */
+        pid_t pid;
+        int pidfd;
+        DIR *fds;
+        RaPcacheFollower mine[RA_PCACHE_STREAMS];
+        bool said_file[RA_PCACHE_STREAMS];
+        size_t k;
+};
+typedef struct RaOpenFilesScan RaOpenFilesScan;
 
 /*
  * Keeps what was done for ListOpenFiles: in the slot of the same reader and
  * file (a later change), else an empty one, else the oldest.
  */
-static void remember(Follow *w, pid_t pid, int fd, const char *link, const char *comm, bool cut) {
+static void remember(RaOpenFilesScan *w, pid_t pid, int fd, const char *link, const char *comm, bool cut) {
         RaOpenFile *slot = NULL, *files = w->d->open_files;
         char *copy;
         long uid;
@@ -215,8 +243,8 @@ bool ra_openfiles_still_open(const RaOpenFile *f) {
  * One open description of a follower's file (descriptor fd of pid): its window follows the device's.
  * Said once a file: a description held twice (Python's mmap keeps a duplicate) or opened twice is one.
  */
-static bool follow_one(Manager *m, Follow *w, pid_t pid, int pidfd, int fd, const RaPcacheFollower *f,
-                       bool bdev, bool say) {
+static bool follow_one(Manager *m, RaOpenFilesScan *w, pid_t pid, int pidfd, int fd,
+                       const RaPcacheFollower *f, bool bdev, bool say) {
         _cleanup_close_ int dup = -1;
         _cleanup_free_ char *file = NULL, *comm = NULL;
         char path[64], link[4096], buf[64];
@@ -279,110 +307,199 @@ static bool follow_one(Manager *m, Follow *w, pid_t pid, int pidfd, int fd, cons
         return true;
 }
 
-/* The descriptors of pid that read one of its followers' files (f[0..n), all of pid). */
-static void follow_process(Manager *m, Follow *w, pid_t pid, const RaPcacheFollower *f, size_t n) {
-        _cleanup_close_ int pidfd = -1, dir = -1;
-        bool said[RA_PCACHE_STREAMS] = {};
-        char path[64];
-        DIR *fds;
-        struct dirent *de;
+/* Leaves the process being read, if any. */
+static void process_close(RaOpenFilesScan *w) {
+        if (w->fds)
+                closedir(w->fds);
+        w->fds = NULL;
+        if (w->pidfd >= 0)
+                close(w->pidfd);
+        w->pidfd = -1;
+        w->pid = 0;
+}
 
-        pidfd = pidfd_open(pid, 0);
-        (void) snprintf(path, sizeof(path), "/proc/%d/fdinfo", (int) pid);
-        dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (pidfd < 0 || dir < 0)
-                return;
-        fds = fdopendir(dir);
-        if (!fds)
-                return;
-        dir = -1;
+/*
+ * Starts on the next process with followers: its followers' files (one
+ * reading of its descriptors for all), its pidfd and its fdinfo. False
+ * when none is left.
+ */
+static bool process_next(RaOpenFilesScan *w) {
+        while (w->next < w->n) {
+                size_t i = w->next++;
+                _cleanup_close_ int dir = -1;
+                char path[64];
 
-        while ((de = readdir(fds)) && w->scanned < RA_OPENFILES_SCAN_MAX) {
-                char link[64];
-                uint64_t ino;
-                uint32_t fd;
-                int flags, mnt_id;
-                ssize_t len;
-
-                if (de->d_name[0] == '.' || ra_parse_u32(de->d_name, &fd) < 0 || fd > INT32_MAX)
+                if (w->tgid[i] <= 0)
                         continue;
-                w->scanned++;
-                /*
-                 * A file's link first (a path, no call into anything): fdinfo runs the
-                 * show_fdinfo of what the descriptor is (an epoll's takes its lock), and only
-                 * files are wanted.
-                 */
-                (void) snprintf(path, sizeof(path), "/proc/%d/fd/%" PRIu32, (int) pid, fd);
-                len = readlink(path, link, sizeof(link) - 1);
-                if (len <= 0 || link[0] != '/')
+                w->k = 0;
+                for (size_t j = i; j < w->n; j++)
+                        if (w->tgid[j] == w->tgid[i] && (j == i || w->tgid[j] > 0)) {
+                                w->said_file[w->k] = false;
+                                w->mine[w->k++] = w->f[j];
+                                if (j != i)
+                                        w->tgid[j] = -1;
+                        }
+                w->pid = w->tgid[i];
+                w->pidfd = pidfd_open(w->pid, 0);
+                (void) snprintf(path, sizeof(path), "/proc/%d/fdinfo", (int) w->pid);
+                dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (w->pidfd >= 0 && dir >= 0)
+                        w->fds = fdopendir(dir);
+                if (!w->fds) {
+                        process_close(w); /* it exited meanwhile */
                         continue;
-                link[len] = '\0';
-                if (fdinfo_read(dirfd(fds), de->d_name, &flags, &mnt_id, &ino) < 0 ||
-                    (flags & O_ACCMODE) == O_WRONLY || (flags & O_DIRECT))
-                        continue;
-                for (size_t i = 0; i < n; i++) {
-                        /*
-                         * The disk read through its node (dd, a raw mmap): its page cache is the
-                         * disk's own inode, numbered by its device number; the node is checked
-                         * before its descriptor is taken (a tape's or a tty's must not be).
-                         */
-                        bool bdev = ra_kind_is_block(w->d->kind) && w->d->devnum != 0 &&
-                                    f[i].ino == kernel_dev(major(w->d->devnum), minor(w->d->devnum));
-                        struct stat st;
-
-                        if (bdev ? strncmp(link, "/dev/", 5) != 0 : ino != f[i].ino)
-                                continue;
-                        if (!closes_locally(pid, mnt_id, bdev))
-                                continue;
-                        if (bdev && (stat(path, &st) < 0 || !S_ISBLK(st.st_mode) ||
-                                     kernel_dev(major(st.st_rdev), minor(st.st_rdev)) != f[i].ino))
-                                continue;
-                        if (follow_one(m, w, pid, pidfd, (int) fd, &f[i], bdev, !said[i]))
-                                said[i] = true;
                 }
+                dir = -1; /* the stream's now */
+                w->processes++;
+                return true;
         }
-        closedir(fds);
+        return false;
+}
+
+/* One descriptor of the process being read: followed when it reads one of its followers' files. */
+static void descriptor_look(Manager *m, RaOpenFilesScan *w, const char *name) {
+        char path[64], link[64];
+        uint64_t ino;
+        uint32_t fd;
+        int flags, mnt_id;
+        ssize_t len;
+
+        if (name[0] == '.' || ra_parse_u32(name, &fd) < 0 || fd > INT32_MAX)
+                return;
+        w->scanned++;
+        /*
+         * A file's link first (a path, no call into anything): fdinfo runs the show_fdinfo of
+         * what the descriptor is (an epoll's takes its lock), and only files are wanted.
+         */
+        (void) snprintf(path, sizeof(path), "/proc/%d/fd/%" PRIu32, (int) w->pid, fd);
+        len = readlink(path, link, sizeof(link) - 1);
+        if (len <= 0 || link[0] != '/')
+                return;
+        link[len] = '\0';
+        if (fdinfo_read(dirfd(w->fds), name, &flags, &mnt_id, &ino) < 0 || (flags & O_ACCMODE) == O_WRONLY ||
+            (flags & O_DIRECT))
+                return;
+        for (size_t i = 0; i < w->k; i++) {
+                const RaPcacheFollower *f = &w->mine[i];
+                /*
+                 * The disk read through its node (dd, a raw mmap): its page cache is the disk's
+                 * own inode, numbered by its device number; the node is checked before its
+                 * descriptor is taken (a tape's or a tty's must not be).
+                 */
+                bool bdev = ra_kind_is_block(w->d->kind) && w->d->devnum != 0 &&
+                            f->ino == kernel_dev(major(w->d->devnum), minor(w->d->devnum));
+                struct stat st;
+
+                if (bdev ? strncmp(link, "/dev/", 5) != 0 : ino != f->ino)
+                        continue;
+                if (!closes_locally(w->pid, mnt_id, bdev))
+                        continue;
+                if (bdev && (stat(path, &st) < 0 || !S_ISBLK(st.st_mode) ||
+                             kernel_dev(major(st.st_rdev), minor(st.st_rdev)) != f->ino))
+                        continue;
+                if (follow_one(m, w, w->pid, w->pidfd, (int) fd, f, bdev, !w->said_file[i]))
+                        w->said_file[i] = true;
+        }
+}
+
+static void scan_free(RaOpenFilesScan *w) {
+        if (!w)
+                return;
+        process_close(w);
+        sd_event_source_disable_unref(w->source);
+        free(w);
+}
+
+/* What one change did, once its search is over. */
+static void scan_done(RaOpenFilesScan *w) {
+        RaDisk *d = w->d;
+
+        if (w->more > 0)
+                log_info("%s: and %u more open files now read with %" PRIu32 " KiB (named at debug level).",
+                         d->name, w->more, w->new_kb);
+        if (w->scanned >= RA_OPENFILES_SCAN_MAX)
+                log_debug("%s: %u open descriptors looked at, the most one change does; the rest keep "
+                          "their window.",
+                          d->name, w->scanned);
+        /* What bench/overhead.py openfiles reads. */
+        log_debug("%s: %zu files to follow, %u descriptors of %zu processes looked at in %.1f ms "
+                  "(%u steps, %.1f ms in all).",
+                  d->name, w->n, w->scanned, w->processes, (double) w->busy_usec / 1000, w->steps,
+                  (double) (ra_now_usec() - w->start_usec) / 1000);
+        d->openfiles_scan = NULL;
+        scan_free(w);
+}
+
+/* Up to RA_OPENFILES_STEP descriptors, then back to the loop; the search's end frees it. */
+static int on_scan_step(sd_event_source *source, void *userdata) {
+        RaOpenFilesScan *w = userdata;
+        Manager *m = w->d->manager;
+        uint64_t t0 = ra_now_usec();
+        unsigned budget = RA_OPENFILES_STEP;
+
+        w->steps++;
+        while (budget > 0 && w->scanned < RA_OPENFILES_SCAN_MAX) {
+                struct dirent *de;
+
+                if (!w->fds && !process_next(w))
+                        break;
+                de = readdir(w->fds);
+                if (!de) {
+                        process_close(w);
+                        continue;
+                }
+                descriptor_look(m, w, de->d_name);
+                budget--;
+        }
+        w->busy_usec += ra_now_usec() - t0;
+        if (budget > 0 || w->scanned >= RA_OPENFILES_SCAN_MAX)
+                scan_done(w);
+        return 0;
 }
 
 void ra_openfiles_follow(Manager *m, RaDisk *d, uint32_t old_kb, uint32_t new_kb) {
-        RaPcacheFollower f[RA_PCACHE_STREAMS];
-        pid_t tgid[RA_PCACHE_STREAMS];
-        Follow w = { .d = d, .old_kb = old_kb, .new_kb = new_kb };
-        uint64_t start = ra_now_usec();
-        size_t n, processes = 0;
+        RaOpenFilesScan *w;
+        int r;
 
+        if (d->openfiles_scan) {
+                log_debug("%s: its window changed again before the files read under %" PRIu32
+                          " KiB were all found; those left keep their window.",
+                          d->name, d->openfiles_scan->old_kb);
+                ra_openfiles_scan_free(d);
+        }
         if (d->settings.leave_open_files)
                 return;
-        n = ra_pcache_followers(&d->sampled.pcache, old_kb, new_kb, f, ELEMENTSOF(f));
-        if (n == 0)
+        w = calloc(1, sizeof(*w));
+        if (!w)
                 return;
-        for (size_t i = 0; i < n; i++)
-                tgid[i] = thread_group(f[i].pid);
-
-        /* One scan of a process's descriptors for all its files. */
-        for (size_t i = 0; i < n; i++) {
-                RaPcacheFollower mine[RA_PCACHE_STREAMS];
-                size_t k = 0;
-
-                if (tgid[i] <= 0)
-                        continue;
-                for (size_t j = i; j < n; j++)
-                        if (tgid[j] == tgid[i] && (j == i || tgid[j] > 0)) {
-                                mine[k++] = f[j];
-                                if (j != i)
-                                        tgid[j] = -1;
-                        }
-                follow_process(m, &w, tgid[i], mine, k);
-                processes++;
+        *w = (RaOpenFilesScan){
+                .d = d, .old_kb = old_kb, .new_kb = new_kb, .start_usec = ra_now_usec(), .pidfd = -1
+        };
+        w->n = ra_pcache_followers(&d->sampled.pcache, old_kb, new_kb, w->f, ELEMENTSOF(w->f));
+        if (w->n == 0) {
+                free(w);
+                return;
         }
-        if (w.more > 0)
-                log_info("%s: and %u more open files now read with %" PRIu32 " KiB (named at debug level).",
-                         d->name, w.more, new_kb);
-        if (w.scanned >= RA_OPENFILES_SCAN_MAX)
-                log_debug("%s: %u open descriptors looked at, the most one change does; the rest keep "
-                          "their window.",
-                          d->name, w.scanned);
-        /* What bench/overhead.py openfiles reads. */
-        log_debug("%s: %zu files to follow, %u descriptors of %zu processes looked at in %.1f ms.", d->name,
-                  n, w.scanned, processes, (double) (ra_now_usec() - start) / 1000);
+        for (size_t i = 0; i < w->n; i++)
+                w->tgid[i] = thread_group(w->f[i].pid);
+
+        /* Its first step now: the files of a reader with few descriptors follow before anything else runs.
+         */
+        d->openfiles_scan = w;
+        on_scan_step(NULL, w);
+        if (d->openfiles_scan != w)
+                return;
+        r = sd_event_add_defer(m->event, &w->source, on_scan_step, w);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(w->source, SD_EVENT_ON);
+        if (r < 0) {
+                log_debug("%s: cannot go on looking for the files read under %" PRIu32 " KiB: %s", d->name,
+                          old_kb, strerror(-r));
+                ra_openfiles_scan_free(d);
+        }
+}
+
+void ra_openfiles_scan_free(RaDisk *d) {
+        scan_free(d->openfiles_scan);
+        d->openfiles_scan = NULL;
 }
