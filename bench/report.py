@@ -273,7 +273,7 @@ def openfiles_markdown(t):
         return [f"Open files: **not available**: {t['why']}.", ""]
     lines = ["Open files followed: a reader holding N descriptors faults at random in a file opened "
              "at a 1024 KiB pin; racontrol set 16 (ext4 on a loop device over /dev/shm):", "",
-             "| descriptors | run | followed | looked at | follow (daemon's timing) | steps (loop held) "
+             "| descriptors | run | followed | looked at | follow (daemon's timing) | steps "
              "| daemon CPU, 1 s | racontrol set | VmRSS |", "|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in t["rows"]:
         follow = f"{r['follow_ms']:.1f} ms" if "follow_ms" in r else "–"
