@@ -7,7 +7,8 @@
 # follows the cut (pidfd_getfd, POSIX_FADV_NORMAL), in a PID namespace of its
 # own too: its faults read the cut's window. A second reader, which mapped
 # its file with MADV_SEQUENTIAL, chose its own pattern and keeps the window it opened with; with
-# open_files = leave the first keeps it too.
+# open_files = leave the first keeps it too. A reader whose faults a
+# forked child's thread makes is followed as well.
 #
 # Counted, not timed: the window (ra_pages) of each readahead of the two
 # files, from a tracefs instance of the test's own (readahead:
@@ -60,7 +61,7 @@ windows() {
 # are asked for, and a larger share of them would make the cut a close call
 # (the waste's share of the disk's time decides it).
 job() {
-	local followed=$1 with_own=$2
+	local followed=$1 with_own=$2 fork=${3:-}
 	echo 3 >/proc/sys/vm/drop_caches
 	: >"$trace/trace"
 	prior=$(ra_kb "$disk")
@@ -68,7 +69,7 @@ job() {
 	if $followed; then
 		# In a PID namespace of its own, as in a container: the page cache names it by
 		# its pid out here.
-		unshare --pid --fork --kill-child python3 "$RA_SRCDIR/tests/mmap-faults.py" "$T/mnt/plain" 60 &
+		unshare --pid --fork --kill-child python3 "$RA_SRCDIR/tests/mmap-faults.py" "$T/mnt/plain" 60 ${fork:+"$fork"} &
 		RA_PIDS+=("$!")
 		ra_wait_for "pgrep -P $! >/dev/null" || ra_fail "the reader in its own PID namespace did not start"
 		plain=$(pgrep -P $!)
@@ -84,10 +85,17 @@ job() {
 		own=$!
 		RA_PIDS+=("$own")
 	fi
+	# --fork-thread: the faults are a forked child's, made by a thread of its.
+	follower=$plain
+	if [[ -n $fork ]]; then
+		# By its name: a python3 that is a shim (pyenv's) runs children of its own first.
+		ra_wait_for "pgrep -x python3 -P $plain >/dev/null" || ra_fail "the reader's child did not start"
+		follower=$(pgrep -x python3 -P "$plain")
+	fi
 	start=$SECONDS
 	for _ in $(seq 150); do
 		kb=$(ra_kb "$disk")
-		if ((kb <= 16)) && { ! $followed || grep -q "^$disk: python3 (pid $plain) reads" "$T/daemon.log"; }; then
+		if ((kb <= 16)) && { ! $followed || grep -q "^$disk: python3 (pid $follower) reads" "$T/daemon.log"; }; then
 			break
 		fi
 		sleep 0.2
@@ -182,5 +190,28 @@ for x in "${w[@]}"; do
 done
 ! grep -q "(pid $plain) reads" "$T/daemon.log" || ra_fail "open_files = leave, and reader $plain was followed"
 ra_ok "open_files = leave: the open file kept its $prior KiB"
+stop_readers
+ra_stop_daemon
+
+# The faults made by a thread of a child the reader forked after mapping
+# the file: the trace names the thread; its process holds a copy of the
+# descriptor, of the same open file, whose window follows.
+ra_config <<CONF
+[daemon]
+devices = $disk
+state_dir = $T/state-fork
+
+[policy]
+calibrate = no
+CONF
+ra_start_daemon
+job true false --fork-thread
+line=$(grep -m 1 "^$disk: python3 (pid $follower) reads" "$T/daemon.log") ||
+	ra_fail "$disk: cut to $kb KiB, and the forked child $follower's thread's file was not followed: $(grep "^$disk:" "$T/daemon.log" | tr '\n' ' ')"
+sleep 2
+read -r -a w <<<"$(windows plain | tr '\n' ' ')"
+((${#w[@]} > 0 && w[-1] == kb / 4)) ||
+	ra_fail "the forked child's last readaheads were not of the cut's $((kb / 4)) pages: ${w[*]}"
+ra_ok "a forked child's thread's faults: its copy of the descriptor followed the cut to $kb KiB ($line)"
 stop_readers
 ra_stop_daemon
