@@ -12,6 +12,13 @@ static uint64_t page_bytes(const RaPcacheAccount *a) {
         return (uint64_t) (a->page_kb ? a->page_kb : 4) * 1024;
 }
 
+/* s read again what it had read ahead: evicted before it was used (its window is more than its memory
+ * holds). */
+static void stream_reread(RaPcacheStream *s, const RaPcacheAccount *a) {
+        s->reread_interval = a->interval + 1;
+        s->reread_pid = s->pid;
+}
+
 /* A fallback's run ends: one about a window long, not from the start, was read around a random read. */
 static void run_end(RaPcacheAccount *a, RaPcacheStream *s, uint64_t window_pages) {
         if (!s->run_from_start && s->run > 1 && s->run * 2 >= window_pages && s->run <= 2 * window_pages) {
@@ -171,9 +178,11 @@ static void window_read(RaPcacheAccount *a, RaPcacheStream *s, uint64_t index, u
                          * it may hold: only a read that missed says so.
                          */
                         if (s->pending_miss && index > 0 && s->next != UINT64_MAX && index < s->next &&
-                            index >= s->read_from)
+                            index >= s->read_from) {
                                 a->now.reread_bytes +=
                                         (s->next - index < pages ? s->next - index : pages) * page_bytes(a);
+                                stream_reread(s, a);
+                        }
                 }
                 if (s->next == UINT64_MAX || index > s->next || index < s->read_from)
                         s->read_from = index;
@@ -246,8 +255,10 @@ static void page_added(RaPcacheAccount *a, RaPcacheStream *s, const RaPcacheEven
         }
         if (!follows)
                 s->reread_until = 0;
-        else if (e->index < s->reread_until && s->epoch == a->epoch)
+        else if (e->index < s->reread_until && s->epoch == a->epoch) {
                 a->now.reread_bytes += bytes;
+                stream_reread(s, a);
+        }
 
         if (!follows) {
                 /* A jump ends a run. */
@@ -423,7 +434,17 @@ size_t ra_pcache_followers(const RaPcacheAccount *a, uint32_t old_kb, uint32_t n
                 const RaPcacheStream *s = &a->streams[i];
                 uint64_t when = cut ? s->waste_interval : s->full_interval;
                 int32_t pid = cut ? s->waste_pid : s->full_pid;
+                bool reread = false;
 
+                /*
+                 * On a cut, a stream whose window its memory does not hold (it read again what it
+                 * had read ahead) too: it holds less under the cut's.
+                 */
+                if (cut && s->reread_interval > when) {
+                        when = s->reread_interval;
+                        pid = s->reread_pid;
+                        reread = true;
+                }
                 /* Read this interval or the last (intervals are counted +1 in the streams). */
                 if (!s->used || pid <= 0 || when == 0 || when + 1 < a->interval + 1 ||
                     !reads_under(a, s, old_pages))
@@ -440,7 +461,9 @@ size_t ra_pcache_followers(const RaPcacheAccount *a, uint32_t old_kb, uint32_t n
                  */
                 if (s->ra_pages == 0 && s->batch_max * 10 < old_pages * 9)
                         continue;
-                ret[k++] = (RaPcacheFollower){ .pid = pid, .s_dev = s->s_dev, .ino = s->ino, .cut = cut };
+                ret[k++] = (RaPcacheFollower){
+                        .pid = pid, .s_dev = s->s_dev, .ino = s->ino, .cut = cut, .reread = reread
+                };
         }
         return k;
 }

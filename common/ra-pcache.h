@@ -142,7 +142,7 @@ int ra_pcache_page_parse(const RaPcacheFormat *f, const void *page, size_t size,
  * sixty-four `cat` taking turns were counted as 134-199 streams an
  * interval, and the memory bound (ra-adapt-memory.h) cut their windows to
  * 40-192 KiB where 512 fit (bench/memory.py). 128 files read at once: a
- * parallel build's or a backup's; 208 bytes each, 26 KiB a device.
+ * parallel build's or a backup's; 224 bytes each, 28 KiB a device.
  */
 #define RA_PCACHE_STREAMS 128
 /*
@@ -192,7 +192,9 @@ typedef struct RaPcacheStream {
         uint64_t waste_interval;
         /* ...and it read ahead in order, unasked, a window as large as its own; the tasks that did. */
         uint64_t full_interval;
-        int32_t waste_pid, full_pid;
+        /* ...and it read again what it had read ahead (evicted before it was used). */
+        uint64_t reread_interval;
+        int32_t waste_pid, full_pid, reread_pid;
         int32_t pid; /* the task that read it last */
         bool used;
 } RaPcacheStream;
@@ -248,7 +250,8 @@ void ra_pcache_account_take(RaPcacheAccount *a, RaPcacheSummary *ret);
 /*
  * A file being read under the window its open gave it, and whose reads say
  * the knob's new window suits it better: where it was cut, random reads that
- * brought whole windows where less was asked; where it grew, reads in order
+ * brought whole windows where less was asked, or pages read ahead and
+ * evicted before they were used (read again); where it grew, reads in order
  * that filled every window. Its reader's descriptions follow the knob
  * (daemon/ra-openfiles.c).
  */
@@ -256,7 +259,8 @@ typedef struct RaPcacheFollower {
         int32_t pid; /* the task whose reads made it one */
         uint32_t s_dev;
         uint64_t ino;
-        bool cut; /* random reads of whole windows; else a stream that fills them */
+        bool cut;    /* random reads of whole windows, or a stream's pages evicted unused... */
+        bool reread; /* ...the latter; else a stream that fills them */
 } RaPcacheFollower;
 
 /*

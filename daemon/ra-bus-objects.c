@@ -136,11 +136,11 @@ static int method_device_list_open_files(sd_bus_message *msg, void *userdata, sd
 
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(tuussbuub)");
+                r = sd_bus_message_open_container(reply, 'a', "(tuusssuub)");
         for (size_t i = 0; i < n && r >= 0; i++) {
                 const RaOpenFile *f = order[i];
 
-                r = sd_bus_message_open_container(reply, 'r', "tuussbuub");
+                r = sd_bus_message_open_container(reply, 'r', "tuusssuub");
                 if (r >= 0)
                         r = sd_bus_message_append(reply, "tuu", f->when_usec, (uint32_t) f->pid,
                                                   (uint32_t) f->uid);
@@ -149,7 +149,7 @@ static int method_device_list_open_files(sd_bus_message *msg, void *userdata, sd
                 if (r >= 0)
                         r = ra_bus_append_string(reply, f->path);
                 if (r >= 0)
-                        r = sd_bus_message_append(reply, "buub", (int) f->cut, f->from_kb, f->to_kb,
+                        r = sd_bus_message_append(reply, "suub", f->why, f->from_kb, f->to_kb,
                                                   (int) ra_openfiles_still_open(f));
                 if (r >= 0)
                         r = sd_bus_message_close_container(reply);
@@ -268,7 +268,7 @@ static const sd_bus_vtable device_vtable[] = {
         SD_BUS_METHOD("ClearPin", NULL, NULL, method_device_clear_pin, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Calibrate", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", figures),
                                 method_device_calibrate, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ListOpenFiles", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(tuussbuub)", files),
+        SD_BUS_METHOD_WITH_ARGS("ListOpenFiles", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(tuusssuub)", files),
                                 method_device_list_open_files, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };

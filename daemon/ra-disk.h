@@ -100,10 +100,18 @@ typedef struct RaOpenFile {
         uid_t uid; /* the reader's: only it and root are told of the file */
         int fd;
         uint32_t from_kb, to_kb;
-        bool cut; /* its random reads brought whole windows; else it streamed, filling them */
+        const char *why; /* RA_OPENFILE_RANDOM, _EVICTED or _STREAM */
+        uint32_t s_dev;  /* the file, for undoing what was done (ra-openfiles.c) */
+        uint64_t ino;
         char comm[16];
         char *path;
 } RaOpenFile;
+
+/* Why a file followed its device's window, as ListOpenFiles says it. */
+#define RA_OPENFILE_RANDOM "random"   /* cut: its random reads brought whole windows */
+#define RA_OPENFILE_EVICTED "evicted" /* cut: it read again pages read ahead for it, evicted unused */
+#define RA_OPENFILE_STREAM "stream"   /* grown: it read in order, filling each window */
+#define RA_OPENFILE_UNDONE "undone"   /* the change that moved it was undone */
 
 /* The files a device keeps, the latest: one a reader (pid and path) however often it changed. */
 #define RA_OPENFILES_KEPT 16

@@ -192,7 +192,8 @@ typedef struct RaOpenFilesScan RaOpenFilesScan;
  * Keeps what was done for ListOpenFiles: in the slot of the same reader and
  * file (a later change), else an empty one, else the oldest.
  */
-static void remember(RaOpenFilesScan *w, pid_t pid, int fd, const char *link, const char *comm, bool cut) {
+static void remember(RaOpenFilesScan *w, pid_t pid, int fd, const char *link, const char *comm,
+                     const RaPcacheFollower *f, const char *why) {
         RaOpenFile *slot = NULL, *files = w->d->open_files;
         char *copy;
         long uid;
@@ -221,7 +222,9 @@ static void remember(RaOpenFilesScan *w, pid_t pid, int fd, const char *link, co
                 .fd = fd,
                 .from_kb = w->old_kb,
                 .to_kb = w->new_kb,
-                .cut = cut,
+                .why = why,
+                .s_dev = f->s_dev,
+                .ino = f->ino,
                 .path = copy,
         };
         (void) snprintf(slot->comm, sizeof(slot->comm), "%s", comm);
@@ -239,12 +242,27 @@ bool ra_openfiles_still_open(const RaOpenFile *f) {
         return ra_streq(link, f->path);
 }
 
+/* Why a follower follows, and how the log says it. */
+static const char *follower_why(const RaPcacheFollower *f) {
+        return f->reread ? RA_OPENFILE_EVICTED : f->cut ? RA_OPENFILE_RANDOM : RA_OPENFILE_STREAM;
+}
+
+static const char *why_text(const char *why) {
+        if (ra_streq(why, RA_OPENFILE_RANDOM))
+                return "its random reads bring whole windows";
+        if (ra_streq(why, RA_OPENFILE_EVICTED))
+                return "pages read ahead for it are evicted before it reads them";
+        if (ra_streq(why, RA_OPENFILE_UNDONE))
+                return "the growth that gave it that window was undone";
+        return "it reads in order, filling each window";
+}
+
 /*
  * One open description of a follower's file (descriptor fd of pid): its window follows the device's.
  * Said once a file: a description held twice (Python's mmap keeps a duplicate) or opened twice is one.
  */
 static bool follow_one(Manager *m, RaOpenFilesScan *w, pid_t pid, int pidfd, int fd,
-                       const RaPcacheFollower *f, bool bdev, bool say) {
+                       const RaPcacheFollower *f, bool bdev, const char *why, bool say) {
         _cleanup_close_ int dup = -1;
         _cleanup_free_ char *file = NULL, *comm = NULL;
         char path[64], link[4096], buf[64];
@@ -288,23 +306,62 @@ static bool follow_one(Manager *m, RaOpenFilesScan *w, pid_t pid, int pidfd, int
         if (ra_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
                 buf[0] = '\0';
         buf[strcspn(buf, "\n")] = '\0';
-        remember(w, pid, fd, link, buf, f->cut);
+        remember(w, pid, fd, link, buf, f, why);
         if (!say)
                 return true;
 
         file = ra_text_escape(link);
         comm = ra_text_escape(buf);
         log_full_errno(w->said < RA_OPENFILES_SAID_MAX ? LOG_INFO : LOG_DEBUG, 0,
-                       "%s: %s (pid %d) reads %s under the %" PRIu32 " KiB it opened with; now %" PRIu32
-                       " KiB: %s.",
-                       w->d->name, comm ?: "?", (int) pid, file ?: "?", w->old_kb, w->new_kb,
-                       f->cut ? "its random reads bring whole windows"
-                              : "it reads in order, filling each window");
+                       "%s: %s (pid %d) reads %s under the %" PRIu32 " KiB %s; now %" PRIu32 " KiB: %s.",
+                       w->d->name, comm ?: "?", (int) pid, file ?: "?", w->old_kb,
+                       ra_streq(why, RA_OPENFILE_UNDONE) ? "radaemon gave it" : "it opened with", w->new_kb,
+                       why_text(why));
         if (w->said < RA_OPENFILES_SAID_MAX)
                 w->said++;
         else
                 w->more++;
         return true;
+}
+
+/* Whether f is the disk itself, read through its node: its page cache is the disk's inode, numbered by its
+ * device number. */
+static bool read_through_node(const RaDisk *d, const RaPcacheFollower *f) {
+        return ra_kind_is_block(d->kind) && d->devnum != 0 &&
+               f->ino == kernel_dev(major(d->devnum), minor(d->devnum));
+}
+
+/*
+ * A cut that undoes a growth (a trial refuted, a pin cleared): the streams
+ * that growth gave old_kb's window and that still hold it go back with the
+ * device. Their descriptors are known; none is looked for. (A cut is not
+ * undone by a growth: a random reader stays cut, and a stream that fills its
+ * windows is found as one.)
+ */
+static void undo_growth(Manager *m, RaOpenFilesScan *w) {
+        RaOpenFile *files = w->d->open_files;
+
+        for (size_t i = 0; i < RA_OPENFILES_KEPT; i++) {
+                RaOpenFile *o = &files[i];
+                RaPcacheFollower f = { .pid = o->pid, .s_dev = o->s_dev, .ino = o->ino, .cut = true };
+                _cleanup_close_ int pidfd = -1;
+                pid_t pid = o->pid;
+                int fd = o->fd;
+
+                if (o->when_usec == 0 || !ra_streq(o->why, RA_OPENFILE_STREAM) || o->from_kb != w->new_kb ||
+                    o->to_kb != w->old_kb || !ra_openfiles_still_open(o))
+                        continue;
+                pidfd = pidfd_open(pid, 0);
+                if (pidfd < 0)
+                        continue;
+                /* (follow_one() keeps what it did in this slot: o is not read after it.) */
+                (void) follow_one(m, w, pid, pidfd, fd, &f, read_through_node(w->d, &f), RA_OPENFILE_UNDONE,
+                                  true);
+                /* Found here: not looked for again among the change's own followers. */
+                for (size_t j = 0; j < w->n; j++)
+                        if (w->f[j].s_dev == f.s_dev && w->f[j].ino == f.ino && w->tgid[j] == pid)
+                                w->tgid[j] = -1;
+        }
 }
 
 /* Leaves the process being read, if any. */
@@ -386,8 +443,7 @@ static void descriptor_look(Manager *m, RaOpenFilesScan *w, const char *name) {
                  * own inode, numbered by its device number; the node is checked before its
                  * descriptor is taken (a tape's or a tty's must not be).
                  */
-                bool bdev = ra_kind_is_block(w->d->kind) && w->d->devnum != 0 &&
-                            f->ino == kernel_dev(major(w->d->devnum), minor(w->d->devnum));
+                bool bdev = read_through_node(w->d, f);
                 struct stat st;
 
                 if (bdev ? strncmp(link, "/dev/", 5) != 0 : ino != f->ino)
@@ -397,7 +453,7 @@ static void descriptor_look(Manager *m, RaOpenFilesScan *w, const char *name) {
                 if (bdev && (stat(path, &st) < 0 || !S_ISBLK(st.st_mode) ||
                              kernel_dev(major(st.st_rdev), minor(st.st_rdev)) != f->ino))
                         continue;
-                if (follow_one(m, w, w->pid, w->pidfd, (int) fd, f, bdev, !w->said_file[i]))
+                if (follow_one(m, w, w->pid, w->pidfd, (int) fd, f, bdev, follower_why(f), !w->said_file[i]))
                         w->said_file[i] = true;
         }
 }
@@ -422,10 +478,11 @@ static void scan_done(RaOpenFilesScan *w) {
                           "their window.",
                           d->name, w->scanned);
         /* What bench/overhead.py openfiles reads. */
-        log_debug("%s: %zu files to follow, %u descriptors of %zu processes looked at in %.1f ms "
-                  "(%u steps, %.1f ms in all).",
-                  d->name, w->n, w->scanned, w->processes, (double) w->busy_usec / 1000, w->steps,
-                  (double) (ra_now_usec() - w->start_usec) / 1000);
+        if (w->n > 0)
+                log_debug("%s: %zu files to follow, %u descriptors of %zu processes looked at in %.1f ms "
+                          "(%u steps, %.1f ms in all).",
+                          d->name, w->n, w->scanned, w->processes, (double) w->busy_usec / 1000, w->steps,
+                          (double) (ra_now_usec() - w->start_usec) / 1000);
         d->openfiles_scan = NULL;
         scan_free(w);
 }
@@ -476,12 +533,14 @@ void ra_openfiles_follow(Manager *m, RaDisk *d, uint32_t old_kb, uint32_t new_kb
                 .d = d, .old_kb = old_kb, .new_kb = new_kb, .start_usec = ra_now_usec(), .pidfd = -1
         };
         w->n = ra_pcache_followers(&d->sampled.pcache, old_kb, new_kb, w->f, ELEMENTSOF(w->f));
-        if (w->n == 0) {
-                free(w);
-                return;
-        }
         for (size_t i = 0; i < w->n; i++)
                 w->tgid[i] = thread_group(w->f[i].pid);
+        if (new_kb < old_kb)
+                undo_growth(m, w);
+        if (w->n == 0) {
+                scan_done(w);
+                return;
+        }
 
         /* Its first step now: the files of a reader with few descriptors follow before anything else runs.
          */

@@ -152,7 +152,7 @@ typedef struct RcOpenFile {
         uint32_t uid;
         char *comm;
         char *path;
-        bool cut;
+        char *why; /* "random", "evicted", "stream", "undone" */
         uint32_t from_kb;
         uint32_t to_kb;
         bool open;

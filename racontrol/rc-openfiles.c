@@ -15,6 +15,7 @@ void rc_open_files_free(RcOpenFile *files, size_t n) {
         for (size_t i = 0; i < n; i++) {
                 free(files[i].comm);
                 free(files[i].path);
+                free(files[i].why);
         }
         free(files);
 }
@@ -31,13 +32,13 @@ static bool path_under(const char *path, const char *dir) {
 static int read_files(RcContext *c, sd_bus_message *m, RcOpenFile **files, size_t *n) {
         int r;
 
-        r = sd_bus_message_enter_container(m, 'a', "(tuussbuub)");
-        while (r >= 0 && (r = sd_bus_message_enter_container(m, 'r', "tuussbuub")) > 0) {
+        r = sd_bus_message_enter_container(m, 'a', "(tuusssuub)");
+        while (r >= 0 && (r = sd_bus_message_enter_container(m, 'r', "tuusssuub")) > 0) {
                 RcOpenFile f = {}, *grown;
-                const char *comm, *path;
-                int cut, open;
+                const char *comm, *path, *why;
+                int open;
 
-                r = sd_bus_message_read(m, "tuussbuub", &f.when_usec, &f.pid, &f.uid, &comm, &path, &cut,
+                r = sd_bus_message_read(m, "tuusssuub", &f.when_usec, &f.pid, &f.uid, &comm, &path, &why,
                                         &f.from_kb, &f.to_kb, &open);
                 if (r < 0)
                         return r;
@@ -50,12 +51,12 @@ static int read_files(RcContext *c, sd_bus_message *m, RcOpenFile **files, size_
                 if (!grown)
                         return -ENOMEM;
                 *files = grown;
-                f.cut = cut;
                 f.open = open;
                 f.comm = strdup(comm);
                 f.path = strdup(path);
+                f.why = strdup(why);
                 (*files)[(*n)++] = f;
-                if (!f.comm || !f.path)
+                if (!f.comm || !f.path || !f.why)
                         return -ENOMEM;
         }
         return r < 0 ? r : sd_bus_message_exit_container(m);
@@ -87,6 +88,18 @@ int rc_get_open_files(RcContext *c, const char *object_path, RcOpenFile **ret, s
         return 0;
 }
 
+static const char *why_text(const char *why) {
+        if (ra_streq(why, "random"))
+                return "its random reads brought whole windows";
+        if (ra_streq(why, "evicted"))
+                return "pages read ahead for it were evicted before it read them";
+        if (ra_streq(why, "stream"))
+                return "it read in order, filling each window";
+        if (ra_streq(why, "undone"))
+                return "the growth that gave it its window was undone";
+        return why;
+}
+
 void rc_print_open_files(const RcOpenFile *files, size_t n) {
         for (size_t i = 0; i < n; i++) {
                 const RcOpenFile *f = &files[i];
@@ -102,10 +115,7 @@ void rc_print_open_files(const RcOpenFile *files, size_t n) {
                 fputs(", read by ", stdout);
                 rc_print_text(f->comm);
                 printf(" (pid %" PRIu32 "): %" PRIu32 " -> %" PRIu32 " KiB at %s, %s%s\n", f->pid,
-                       f->from_kb, f->to_kb, date,
-                       f->cut ? "its random reads brought whole windows"
-                              : "it read in order, filling each window",
-                       f->open ? "" : " (closed since)");
+                       f->from_kb, f->to_kb, date, why_text(f->why), f->open ? "" : " (closed since)");
         }
 }
 
@@ -119,8 +129,10 @@ void rc_json_open_files(const RcOpenFile *files, size_t n) {
                 rc_json_string(f->comm);
                 fputs(",\"path\":", stdout);
                 rc_json_string(f->path);
-                printf(",\"cut\":%s,\"from_kb\":%" PRIu32 ",\"to_kb\":%" PRIu32 ",\"open\":%s}",
-                       f->cut ? "true" : "false", f->from_kb, f->to_kb, f->open ? "true" : "false");
+                fputs(",\"why\":", stdout);
+                rc_json_string(f->why);
+                printf(",\"from_kb\":%" PRIu32 ",\"to_kb\":%" PRIu32 ",\"open\":%s}", f->from_kb, f->to_kb,
+                       f->open ? "true" : "false");
         }
         putchar(']');
 }

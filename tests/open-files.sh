@@ -155,7 +155,7 @@ grep -qE "^Open files: +$T/mnt/plain, read by python3 \(pid $plain\): $prior -> 
 "$RACONTROL" show "$disk" --json | python3 -c '
 import json, sys
 f = json.load(sys.stdin)["open_files"]
-assert [x["pid"] for x in f] == [int(sys.argv[1])] and f[0]["cut"] and f[0]["open"] and f[0]["uid"] == 0, f' "$plain" ||
+assert [x["pid"] for x in f] == [int(sys.argv[1])] and f[0]["why"] == "random" and f[0]["open"] and f[0]["uid"] == 0, f' "$plain" ||
 	ra_fail "racontrol show --json: open_files is not the one followed file"
 runuser -u nobody -- env DBUS_SYSTEM_BUS_ADDRESS="$DBUS_SYSTEM_BUS_ADDRESS" "$RACONTROL" show "$disk" >"$T/show-nobody" ||
 	ra_fail "nobody cannot run racontrol show: $(cat "$T/show-nobody")"

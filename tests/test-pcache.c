@@ -1489,6 +1489,43 @@ START_TEST(test_followers_own_reads) {
 }
 END_TEST
 
+/*
+ * A stream that reads again pages read ahead for it (evicted before it got
+ * to them) follows a cut: its window is more than its memory holds. It
+ * reads in order with no waste, so nothing else would make it one; and a
+ * growth does not take it for that.
+ */
+START_TEST(test_followers_evicted) {
+        RaPcacheFollower f[4];
+        RaPcacheAccount a = { .page_kb = 4 };
+        RaPcacheSummary s;
+
+        event(&a, RA_PCACHE_SYNC, 0, 256, 1024);
+        event(&a, RA_PCACHE_ORDER, 0, 256, 1024);
+        event(&a, RA_PCACHE_ASYNC, 192, 256, 1024);
+        event(&a, RA_PCACHE_ORDER, 256, 256, 1024);
+        ra_pcache_account_take(&a, &s);
+        /* Not yet: a stream that holds its pages stays. */
+        ck_assert_uint_eq(ra_pcache_followers(&a, 1024, 512, f, ELEMENTSOF(f)), 0);
+
+        event(&a, RA_PCACHE_SYNC, 300, 256, 1024);
+        event(&a, RA_PCACHE_ORDER, 300, 256, 1024);
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_gt(s.reread_bytes, 0);
+        ck_assert_uint_eq(ra_pcache_followers(&a, 1024, 512, f, ELEMENTSOF(f)), 1);
+        ck_assert(f[0].cut);
+        ck_assert(f[0].reread);
+        ck_assert_int_eq(f[0].pid, 4242);
+        ck_assert_uint_eq(f[0].ino, 77);
+        /* Another window than its own is not its change. */
+        ck_assert_uint_eq(ra_pcache_followers(&a, 2048, 512, f, ELEMENTSOF(f)), 0);
+        /* Two intervals later it is forgotten. */
+        ra_pcache_account_take(&a, &s);
+        ra_pcache_account_take(&a, &s);
+        ck_assert_uint_eq(ra_pcache_followers(&a, 1024, 512, f, ELEMENTSOF(f)), 0);
+}
+END_TEST
+
 static Suite *pcache_suite(void) {
         Suite *s = suite_create("pcache");
         TCase *tc = tcase_create("core");
@@ -1526,6 +1563,7 @@ static Suite *pcache_suite(void) {
         tcase_add_test(tc, test_sbmap);
         tcase_add_test(tc, test_followers);
         tcase_add_test(tc, test_followers_own_reads);
+        tcase_add_test(tc, test_followers_evicted);
         suite_add_tcase(s, tc);
         return s;
 }
