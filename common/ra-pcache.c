@@ -19,13 +19,21 @@ static void stream_reread(RaPcacheStream *s, const RaPcacheAccount *a) {
         s->reread_pid = s->pid;
 }
 
+/* A random read of s brought pages it did not ask for: counted for it this interval. */
+static void stream_waste(RaPcacheAccount *a, RaPcacheStream *s, uint64_t pages) {
+        a->now.waste_bytes += pages * page_bytes(a);
+        if (s->waste_interval != a->interval + 1)
+                s->waste_reads = s->waste_pages = 0;
+        s->waste_interval = a->interval + 1;
+        s->waste_pid = s->pid;
+        s->waste_reads++;
+        s->waste_pages += pages;
+}
+
 /* A fallback's run ends: one about a window long, not from the start, was read around a random read. */
 static void run_end(RaPcacheAccount *a, RaPcacheStream *s, uint64_t window_pages) {
-        if (!s->run_from_start && s->run > 1 && s->run * 2 >= window_pages && s->run <= 2 * window_pages) {
-                a->now.waste_bytes += (s->run - 1) * page_bytes(a);
-                s->waste_interval = a->interval + 1;
-                s->waste_pid = s->pid;
-        }
+        if (!s->run_from_start && s->run > 1 && s->run * 2 >= window_pages && s->run <= 2 * window_pages)
+                stream_waste(a, s, s->run - 1);
 }
 
 /*
@@ -196,11 +204,8 @@ static void window_read(RaPcacheAccount *a, RaPcacheStream *s, uint64_t index, u
                 /* A fault asks for one page; a read for what it asked. */
                 asked = s->pending == RA_CAUSE_FAULT_RANDOM ? 1 : s->req_count;
                 a->now.random_bytes += bytes;
-                if (pages > asked) {
-                        a->now.waste_bytes += (pages - asked) * page_bytes(a);
-                        s->waste_interval = a->interval + 1;
-                        s->waste_pid = s->pid;
-                }
+                if (pages > asked)
+                        stream_waste(a, s, pages - asked);
                 break;
         default:
                 return;
@@ -464,6 +469,39 @@ size_t ra_pcache_followers(const RaPcacheAccount *a, uint32_t old_kb, uint32_t n
                 ret[k++] = (RaPcacheFollower){
                         .pid = pid, .s_dev = s->s_dev, .ino = s->ino, .cut = cut, .reread = reread
                 };
+        }
+        return k;
+}
+
+size_t ra_pcache_random_beside_streams(const RaPcacheAccount *a, uint32_t window_kb, uint32_t min_reads,
+                                       RaPcacheFollower *ret, size_t n) {
+        uint64_t pages = window_kb / (page_bytes(a) / 1024);
+        bool streamed = false;
+        size_t k = 0;
+
+        if (pages == 0)
+                return 0;
+        /* The interval just taken: events of it are counted as a->interval (+1 in the streams). */
+        for (size_t i = 0; i < RA_PCACHE_STREAMS && !streamed; i++) {
+                const RaPcacheStream *s = &a->streams[i];
+
+                streamed = s->used && s->full_interval == a->interval && s->waste_interval != a->interval &&
+                           reads_under(a, s, pages);
+        }
+        if (!streamed)
+                return 0;
+        for (size_t i = 0; i < RA_PCACHE_STREAMS && k < n; i++) {
+                const RaPcacheStream *s = &a->streams[i];
+
+                if (!s->used || s->waste_pid <= 0 || s->waste_interval != a->interval ||
+                    s->waste_reads < min_reads || !reads_under(a, s, pages))
+                        continue;
+                ret[k++] = (RaPcacheFollower){ .pid = s->waste_pid,
+                                               .s_dev = s->s_dev,
+                                               .ino = s->ino,
+                                               .cut = true,
+                                               .reads = s->waste_reads,
+                                               .waste_pages = s->waste_pages };
         }
         return k;
 }

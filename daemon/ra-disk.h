@@ -111,7 +111,8 @@ typedef struct RaOpenFile {
 #define RA_OPENFILE_RANDOM "random"   /* cut: its random reads brought whole windows */
 #define RA_OPENFILE_EVICTED "evicted" /* cut: it read again pages read ahead for it, evicted unused */
 #define RA_OPENFILE_STREAM "stream"   /* grown: it read in order, filling each window */
-#define RA_OPENFILE_UNDONE "undone"   /* the change that moved it was undone */
+#define RA_OPENFILE_UNDONE "undone"   /* cut back: the growth that moved it was undone */
+#define RA_OPENFILE_ALONE "alone"     /* cut alone: random reads beside the device's streams */
 
 /* The files a device keeps, the latest: one a reader (pid and path) however often it changed. */
 #define RA_OPENFILES_KEPT 16

@@ -49,6 +49,8 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include "ra-adapt-cost.h"
+#include "ra-apply.h"
 #include "ra-context.h"
 #include "ra-disk.h"
 #include "ra-log.h"
@@ -172,6 +174,13 @@ struct RaOpenFilesScan {
         RaDisk *d;
         sd_event_source *source;
         uint32_t old_kb, new_kb;
+        /*
+         * A cut for the followers alone (ra_openfiles_decide()): the device's
+         * knob is lent new_kb around each one's POSIX_FADV_NORMAL; sysfd is
+         * its sysfs directory.
+         */
+        bool lend;
+        int sysfd;
         unsigned scanned, said, more, steps;
         uint64_t start_usec, busy_usec;
         RaPcacheFollower f[RA_PCACHE_STREAMS];
@@ -242,8 +251,35 @@ bool ra_openfiles_still_open(const RaOpenFile *f) {
         return ra_streq(link, f->path);
 }
 
+/*
+ * The file dup reads with new_kb while its device keeps old_kb: the knob
+ * holds new_kb for as long as POSIX_FADV_NORMAL takes to copy it, some
+ * microseconds (a file opened on the device just then opens under it too).
+ */
+static bool lend_window(RaOpenFilesScan *w, int dup) {
+        uint32_t now = 0;
+        bool done;
+        int r;
+
+        if (ra_apply_read_ahead(w->sysfd, w->d->knob_attr, w->new_kb, &now) < 0) {
+                if (now == w->new_kb || (now != 0 && now != w->old_kb))
+                        (void) ra_apply_read_ahead(w->sysfd, w->d->knob_attr, w->old_kb, NULL);
+                return false;
+        }
+        done = posix_fadvise(dup, 0, 0, POSIX_FADV_NORMAL) == 0;
+        r = ra_apply_read_ahead(w->sysfd, w->d->knob_attr, w->old_kb, NULL);
+        if (r < 0)
+                log_warning_errno(r,
+                                  "%s: cannot give read_ahead_kb back its %" PRIu32
+                                  " KiB after lending one file %" PRIu32 " KiB: %m",
+                                  w->d->name, w->old_kb, w->new_kb);
+        return done;
+}
+
 /* Why a follower follows, and how the log says it. */
-static const char *follower_why(const RaPcacheFollower *f) {
+static const char *follower_why(const RaOpenFilesScan *w, const RaPcacheFollower *f) {
+        if (w->lend)
+                return RA_OPENFILE_ALONE;
         return f->reread ? RA_OPENFILE_EVICTED : f->cut ? RA_OPENFILE_RANDOM : RA_OPENFILE_STREAM;
 }
 
@@ -254,6 +290,8 @@ static const char *why_text(const char *why) {
                 return "pages read ahead for it are evicted before it reads them";
         if (ra_streq(why, RA_OPENFILE_UNDONE))
                 return "the growth that gave it that window was undone";
+        if (ra_streq(why, RA_OPENFILE_ALONE))
+                return "its random reads bring whole windows beside streams that fill theirs, so for it alone";
         return "it reads in order, filling each window";
 }
 
@@ -293,7 +331,7 @@ static bool follow_one(Manager *m, RaOpenFilesScan *w, pid_t pid, int pidfd, int
                                stx.stx_ino == f->ino;
         if (!same)
                 return false;
-        if (posix_fadvise(dup, 0, 0, POSIX_FADV_NORMAL) != 0)
+        if (w->lend ? !lend_window(w, dup) : posix_fadvise(dup, 0, 0, POSIX_FADV_NORMAL) != 0)
                 return false;
 
         (void) snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) pid, fd);
@@ -453,7 +491,8 @@ static void descriptor_look(Manager *m, RaOpenFilesScan *w, const char *name) {
                 if (bdev && (stat(path, &st) < 0 || !S_ISBLK(st.st_mode) ||
                              kernel_dev(major(st.st_rdev), minor(st.st_rdev)) != f->ino))
                         continue;
-                if (follow_one(m, w, w->pid, w->pidfd, (int) fd, f, bdev, follower_why(f), !w->said_file[i]))
+                if (follow_one(m, w, w->pid, w->pidfd, (int) fd, f, bdev, follower_why(w, f),
+                               !w->said_file[i]))
                         w->said_file[i] = true;
         }
 }
@@ -462,6 +501,8 @@ static void scan_free(RaOpenFilesScan *w) {
         if (!w)
                 return;
         process_close(w);
+        if (w->sysfd >= 0)
+                close(w->sysfd);
         sd_event_source_disable_unref(w->source);
         free(w);
 }
@@ -514,9 +555,28 @@ static int on_scan_step(sd_event_source *source, void *userdata) {
         return 0;
 }
 
+/* Takes w as d's search, makes its first step now and the rest from the loop. */
+static void scan_start(Manager *m, RaOpenFilesScan *w) {
+        RaDisk *d = w->d;
+        int r;
+
+        /* The first step now: a reader with few descriptors follows before anything else runs. */
+        d->openfiles_scan = w;
+        on_scan_step(NULL, w);
+        if (d->openfiles_scan != w)
+                return;
+        r = sd_event_add_defer(m->event, &w->source, on_scan_step, w);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(w->source, SD_EVENT_ON);
+        if (r < 0) {
+                log_debug("%s: cannot go on looking for the files read under %" PRIu32 " KiB: %s", d->name,
+                          w->old_kb, strerror(-r));
+                ra_openfiles_scan_free(d);
+        }
+}
+
 void ra_openfiles_follow(Manager *m, RaDisk *d, uint32_t old_kb, uint32_t new_kb) {
         RaOpenFilesScan *w;
-        int r;
 
         if (d->openfiles_scan) {
                 log_debug("%s: its window changed again before the files read under %" PRIu32
@@ -529,9 +589,12 @@ void ra_openfiles_follow(Manager *m, RaDisk *d, uint32_t old_kb, uint32_t new_kb
         w = calloc(1, sizeof(*w));
         if (!w)
                 return;
-        *w = (RaOpenFilesScan){
-                .d = d, .old_kb = old_kb, .new_kb = new_kb, .start_usec = ra_now_usec(), .pidfd = -1
-        };
+        *w = (RaOpenFilesScan){ .d = d,
+                                .old_kb = old_kb,
+                                .new_kb = new_kb,
+                                .start_usec = ra_now_usec(),
+                                .pidfd = -1,
+                                .sysfd = -1 };
         w->n = ra_pcache_followers(&d->sampled.pcache, old_kb, new_kb, w->f, ELEMENTSOF(w->f));
         for (size_t i = 0; i < w->n; i++)
                 w->tgid[i] = thread_group(w->f[i].pid);
@@ -542,23 +605,81 @@ void ra_openfiles_follow(Manager *m, RaDisk *d, uint32_t old_kb, uint32_t new_kb
                 return;
         }
 
-        /* Its first step now: the files of a reader with few descriptors follow before anything else runs.
-         */
-        d->openfiles_scan = w;
-        on_scan_step(NULL, w);
-        if (d->openfiles_scan != w)
-                return;
-        r = sd_event_add_defer(m->event, &w->source, on_scan_step, w);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(w->source, SD_EVENT_ON);
-        if (r < 0) {
-                log_debug("%s: cannot go on looking for the files read under %" PRIu32 " KiB: %s", d->name,
-                          old_kb, strerror(-r));
-                ra_openfiles_scan_free(d);
-        }
+        scan_start(m, w);
 }
 
 void ra_openfiles_scan_free(RaDisk *d) {
         scan_free(d->openfiles_scan);
         d->openfiles_scan = NULL;
+}
+
+/*
+ * A random reader beside streams: the device's window serves its streams
+ * (the device's decision keeps it for them, or no class dominates), and a
+ * file read at random under it brings whole windows around each read. That
+ * file alone is cut, to the least window the device's bounds allow, when
+ * what its reads do not ask for costs the device RA_ADAPT_WASTE_PERCENT of
+ * its time by the device's model, the share at which the device's own
+ * random cut is taken (ra-adapt.h), with RA_ADAPT_RANDOM_PER_FILE of its
+ * reads or more in the interval (a program starting makes fewer).
+ */
+void ra_openfiles_decide(Manager *m, RaDisk *d, double seconds) {
+        RaPcacheFollower f[RA_PCACHE_STREAMS];
+        uint32_t window = d->in.attrs.read_ahead_kb, alone_kb, page_kb = d->sampled.pcache.page_kb ?: 4;
+        RaBounds b = ra_policy_bounds(&d->in.attrs, &d->settings);
+        RaAdaptLimits l = { .bounds = b,
+                            .calib = d->calib,
+                            .rotational = d->in.attrs.rotational,
+                            .max_sectors_kb = d->in.attrs.max_sectors_kb };
+        double waste = 0, busy = seconds * 1e6;
+        RaOpenFilesScan *w;
+        RaCalib model;
+        size_t n;
+
+        if (d->settings.leave_open_files || d->openfiles_scan || ra_context_observing(m) || busy <= 0 ||
+            !ra_source_learnable(d->decision.source) || d->decision.kb != window)
+                return;
+        alone_kb = b.min_kb > RA_KB_MIN ? b.min_kb : RA_KB_MIN;
+        if (window <= alone_kb)
+                return;
+        n = ra_pcache_random_beside_streams(&d->sampled.pcache, window, RA_ADAPT_RANDOM_PER_FILE, f,
+                                            ELEMENTSOF(f));
+        if (n == 0)
+                return;
+        ra_adapt_cost_model(&l, &model);
+        for (size_t i = 0; i < n; i++) {
+                double unasked_kb = (double) f[i].waste_pages * page_kb / f[i].reads;
+                uint32_t asked_kb =
+                        unasked_kb + page_kb < window ? (uint32_t) (window - unasked_kb) : page_kb;
+
+                waste += f[i].reads * (ra_calib_read_usec(&model, window, false) -
+                                       ra_calib_read_usec(&model, asked_kb, false));
+        }
+        if (waste * 100 < busy * RA_ADAPT_WASTE_PERCENT)
+                return;
+
+        w = calloc(1, sizeof(*w));
+        if (!w)
+                return;
+        *w = (RaOpenFilesScan){ .d = d,
+                                .old_kb = window,
+                                .new_kb = alone_kb,
+                                .lend = true,
+                                .start_usec = ra_now_usec(),
+                                .pidfd = -1,
+                                .sysfd = ra_disk_open_sysfs(d) };
+        if (w->sysfd < 0) {
+                free(w);
+                return;
+        }
+        memcpy(w->f, f, n * sizeof(f[0]));
+        w->n = n;
+        for (size_t i = 0; i < n; i++)
+                w->tgid[i] = thread_group(w->f[i].pid);
+        log_info("%s: %zu file%s read at random beside streams, whose %" PRIu32
+                 " KiB windows cost the device %.0f%% of its time by its model: %" PRIu32
+                 " KiB for %s alone; the device keeps %" PRIu32 " KiB for its streams.",
+                 d->name, n, n == 1 ? "" : "s", window, 100 * waste / busy, alone_kb, n == 1 ? "it" : "them",
+                 window);
+        scan_start(m, w);
 }
