@@ -124,7 +124,8 @@ static int method_device_list_open_files(sd_bus_message *msg, void *userdata, sd
                 return sd_bus_error_set_errnof(error, r, "Cannot tell who is calling: %m");
 
         for (size_t i = 0; i < RA_OPENFILES_KEPT; i++)
-                if (files[i].when_usec != 0 && (uid == 0 || files[i].uid == uid))
+                /* Both its uids: a set-uid program's files are not its caller's to list. */
+                if (files[i].when_usec != 0 && (uid == 0 || (files[i].uid == uid && files[i].euid == uid)))
                         order[n++] = &files[i];
         for (size_t i = 1; i < n; i++) /* insertion sort, newest first: 16 at most */
                 for (size_t j = i; j > 0 && order[j]->when_usec > order[j - 1]->when_usec; j--) {

@@ -97,7 +97,7 @@ typedef struct RaDiskSampled {
 typedef struct RaOpenFile {
         uint64_t when_usec; /* CLOCK_REALTIME; 0: an empty slot */
         pid_t pid;
-        uid_t uid; /* the reader's: only it and root are told of the file */
+        uid_t uid, euid; /* the reader's real and effective: only it (both) and root are told of the file */
         int fd;
         uint32_t from_kb, to_kb;
         const char *why; /* RA_OPENFILE_RANDOM, _EVICTED or _STREAM */
@@ -205,6 +205,13 @@ typedef struct RaDisk {
         /* The files already open it last gave a new window (ra-openfiles.c), for ListOpenFiles. */
         RaOpenFile open_files[RA_OPENFILES_KEPT];
         struct RaOpenFilesScan *openfiles_scan; /* the search for them under way, if any */
+        /* The files ra_openfiles_decide() tried to cut alone (by reader and file): not tried again. */
+        struct {
+                pid_t tgid;
+                uint32_t s_dev;
+                uint64_t ino;
+        } alone_tried[RA_OPENFILES_KEPT];
+        unsigned alone_next;
 
         /* What only one kind has; zero for the others. */
         RaDiskStack as_stack;

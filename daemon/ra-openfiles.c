@@ -77,21 +77,41 @@ static uint32_t kernel_dev(unsigned major, unsigned minor) {
         return (uint32_t) major << 20 | minor;
 }
 
-/* A number of /proc/PID/status: "Tgid:", "Uid:" (its first, the real uid); -1 when it cannot be read. */
-static long status_number(pid_t pid, const char *field) {
-        char path[64], buf[4096], key[16];
-        const char *t;
-        long v;
+/*
+ * The index-th number (from 0) of a line of /proc/PID/status: "Tgid:",
+ * "Uid:" (real, effective, saved, file system); -1 when it cannot be read.
+ */
+static long status_field(pid_t pid, const char *field, unsigned index) {
+        char path[64], buf[4096], key[16], *t;
+        long v = -1;
+        int r;
 
         (void) snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
         (void) snprintf(key, sizeof(key), "\n%s", field);
-        if (ra_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
+        /* Tgid and Uid come first: a status cut short by its groups still has them. */
+        r = ra_read_file_at(AT_FDCWD, path, buf, sizeof(buf));
+        if (r == -EFBIG)
+                buf[sizeof(buf) - 1] = '\0';
+        else if (r < 0)
                 return -1;
         t = strstr(buf, key);
         if (!t)
                 return -1;
-        v = strtol(t + strlen(key), NULL, 10);
+        t += strlen(key);
+        for (unsigned i = 0; i <= index; i++) {
+                v = strtol(t, &t, 10);
+                if (*t != '\t' && *t != '\n' && *t != ' ')
+                        return -1;
+        }
         return v >= 0 && v <= INT32_MAX ? v : -1;
+}
+
+static long status_number(pid_t pid, const char *field) {
+        return status_field(pid, field, 0);
+}
+
+static long status_second(pid_t pid, const char *field) {
+        return status_field(pid, field, 1);
 }
 
 /* The process a traced task belongs to: pidfd_open() takes a thread group's leader. */
@@ -181,6 +201,9 @@ struct RaOpenFilesScan {
          */
         bool lend;
         int sysfd;
+        double waste_percent; /* what the followers' reads waste of the device's time */
+        bool stop;            /* the knob moved meanwhile, or cannot be given back: no more */
+        unsigned followed;
         unsigned scanned, said, more, steps;
         uint64_t start_usec, busy_usec;
         RaPcacheFollower f[RA_PCACHE_STREAMS];
@@ -205,7 +228,7 @@ static void remember(RaOpenFilesScan *w, pid_t pid, int fd, const char *link, co
                      const RaPcacheFollower *f, const char *why) {
         RaOpenFile *slot = NULL, *files = w->d->open_files;
         char *copy;
-        long uid;
+        long uid, euid;
 
         for (size_t i = 0; i < RA_OPENFILES_KEPT && !slot; i++)
                 if (files[i].when_usec != 0 && files[i].pid == pid && ra_streq(files[i].path, link))
@@ -223,11 +246,13 @@ static void remember(RaOpenFilesScan *w, pid_t pid, int fd, const char *link, co
         if (!copy)
                 return; /* kept no more: the log has it */
         uid = status_number(pid, "Uid:");
+        euid = status_second(pid, "Uid:");
         free(slot->path);
         *slot = (RaOpenFile){
                 .when_usec = ra_realtime_usec(),
                 .pid = pid,
                 .uid = uid >= 0 ? (uid_t) uid : 0,
+                .euid = euid >= 0 ? (uid_t) euid : 0,
                 .fd = fd,
                 .from_kb = w->old_kb,
                 .to_kb = w->new_kb,
@@ -257,22 +282,30 @@ bool ra_openfiles_still_open(const RaOpenFile *f) {
  * microseconds (a file opened on the device just then opens under it too).
  */
 static bool lend_window(RaOpenFilesScan *w, int dup) {
-        uint32_t now = 0;
+        uint32_t now = UINT32_MAX;
         bool done;
         int r;
 
-        if (ra_apply_read_ahead(w->sysfd, w->d->knob_attr, w->new_kb, &now) < 0) {
-                if (now == w->new_kb || (now != 0 && now != w->old_kb))
-                        (void) ra_apply_read_ahead(w->sysfd, w->d->knob_attr, w->old_kb, NULL);
+        /* Nothing else moved the knob since the search began (a pin, a Restore, somebody's write). */
+        if (ra_apply_read_current(w->sysfd, w->d->knob_attr, &now) < 0 || now != w->old_kb) {
+                w->stop = true;
                 return false;
         }
-        done = posix_fadvise(dup, 0, 0, POSIX_FADV_NORMAL) == 0;
-        r = ra_apply_read_ahead(w->sysfd, w->d->knob_attr, w->old_kb, NULL);
-        if (r < 0)
-                log_warning_errno(r,
-                                  "%s: cannot give read_ahead_kb back its %" PRIu32
-                                  " KiB after lending one file %" PRIu32 " KiB: %m",
-                                  w->d->name, w->old_kb, w->new_kb);
+        r = ra_apply_read_ahead(w->sysfd, w->d->knob_attr, w->new_kb, &now);
+        if (r < 0 && now == w->old_kb)
+                return false;
+        done = r >= 0 && posix_fadvise(dup, 0, 0, POSIX_FADV_NORMAL) == 0;
+        for (int attempt = 0; attempt < 2; attempt++) {
+                r = ra_apply_read_ahead(w->sysfd, w->d->knob_attr, w->old_kb, NULL);
+                if (r >= 0)
+                        return done;
+        }
+        /* The next interval's check finds the knob moved and writes the decision again. */
+        log_warning_errno(r,
+                          "%s: cannot give read_ahead_kb back its %" PRIu32
+                          " KiB after lending one file %" PRIu32 " KiB: %m",
+                          w->d->name, w->old_kb, w->new_kb);
+        w->stop = true;
         return done;
 }
 
@@ -344,6 +377,7 @@ static bool follow_one(Manager *m, RaOpenFilesScan *w, pid_t pid, int pidfd, int
         if (ra_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
                 buf[0] = '\0';
         buf[strcspn(buf, "\n")] = '\0';
+        w->followed++;
         remember(w, pid, fd, link, buf, f, why);
         if (!say)
                 return true;
@@ -511,6 +545,17 @@ static void scan_free(RaOpenFilesScan *w) {
 static void scan_done(RaOpenFilesScan *w) {
         RaDisk *d = w->d;
 
+        if (w->lend && w->followed > 0)
+                log_info("%s: %u file%s read at random beside streams, whose %" PRIu32
+                         " KiB windows cost the device %.0f%% of its time by its model: %" PRIu32
+                         " KiB for %s alone; the device keeps %" PRIu32 " KiB for its streams.",
+                         d->name, w->followed, w->followed == 1 ? "" : "s", w->old_kb, w->waste_percent,
+                         w->new_kb, w->followed == 1 ? "it" : "them", w->old_kb);
+        if (w->stop)
+                log_debug("%s: the search for the files read under %" PRIu32
+                          " KiB stopped: the device's window moved meanwhile.",
+                          d->name, w->old_kb);
+
         if (w->more > 0)
                 log_info("%s: and %u more open files now read with %" PRIu32 " KiB (named at debug level).",
                          d->name, w->more, w->new_kb);
@@ -536,7 +581,11 @@ static int on_scan_step(sd_event_source *source, void *userdata) {
         unsigned budget = RA_OPENFILES_STEP;
 
         w->steps++;
-        while (budget > 0 && w->scanned < RA_OPENFILES_SCAN_MAX) {
+        /* The window it was for is no longer the device's (it moved since, or radaemon stopped writing). */
+        if (w->d->in.attrs.read_ahead_kb != (w->lend ? w->old_kb : w->new_kb) ||
+            (w->lend && (w->d->external || ra_context_observing(m))))
+                w->stop = true;
+        while (budget > 0 && w->scanned < RA_OPENFILES_SCAN_MAX && !w->stop) {
                 struct dirent *de;
 
                 if (!w->fds && !process_next(w))
@@ -550,7 +599,7 @@ static int on_scan_step(sd_event_source *source, void *userdata) {
                 budget--;
         }
         w->busy_usec += ra_now_usec() - t0;
-        if (budget > 0 || w->scanned >= RA_OPENFILES_SCAN_MAX)
+        if (budget > 0 || w->scanned >= RA_OPENFILES_SCAN_MAX || w->stop)
                 scan_done(w);
         return 0;
 }
@@ -623,8 +672,22 @@ void ra_openfiles_scan_free(RaDisk *d) {
  * random cut is taken (ra-adapt.h), with RA_ADAPT_RANDOM_PER_FILE of its
  * reads or more in the interval (a program starting makes fewer).
  */
+/* Whether the file of f's reader was tried before; remembers it as tried. */
+static bool alone_tried(RaDisk *d, pid_t tgid, const RaPcacheFollower *f) {
+        for (size_t i = 0; i < ELEMENTSOF(d->alone_tried); i++)
+                if (d->alone_tried[i].tgid == tgid && d->alone_tried[i].s_dev == f->s_dev &&
+                    d->alone_tried[i].ino == f->ino)
+                        return true;
+        d->alone_tried[d->alone_next].tgid = tgid;
+        d->alone_tried[d->alone_next].s_dev = f->s_dev;
+        d->alone_tried[d->alone_next].ino = f->ino;
+        d->alone_next = (d->alone_next + 1) % ELEMENTSOF(d->alone_tried);
+        return false;
+}
+
 void ra_openfiles_decide(Manager *m, RaDisk *d, double seconds) {
         RaPcacheFollower f[RA_PCACHE_STREAMS];
+        pid_t tgid[RA_PCACHE_STREAMS];
         uint32_t window = d->in.attrs.read_ahead_kb, alone_kb, page_kb = d->sampled.pcache.page_kb ?: 4;
         RaBounds b = ra_policy_bounds(&d->in.attrs, &d->settings);
         RaAdaptLimits l = { .bounds = b,
@@ -634,12 +697,16 @@ void ra_openfiles_decide(Manager *m, RaDisk *d, double seconds) {
         double waste = 0, busy = seconds * 1e6;
         RaOpenFilesScan *w;
         RaCalib model;
-        size_t n;
+        size_t n, k = 0;
 
-        if (d->settings.leave_open_files || d->openfiles_scan || ra_context_observing(m) || busy <= 0 ||
+        if (d->settings.leave_open_files || d->openfiles_scan || m->openfiles_refused ||
+            ra_context_observing(m) || d->external || busy <= 0 ||
             !ra_source_learnable(d->decision.source) || d->decision.kb != window)
                 return;
+        /* The kernel keeps whole pages: on a kernel with larger ones, 4 KiB would be stored as none. */
         alone_kb = b.min_kb > RA_KB_MIN ? b.min_kb : RA_KB_MIN;
+        if (alone_kb % ra_page_kb() != 0)
+                alone_kb += ra_page_kb() - alone_kb % ra_page_kb();
         if (window <= alone_kb)
                 return;
         n = ra_pcache_random_beside_streams(&d->sampled.pcache, window, RA_ADAPT_RANDOM_PER_FILE, f,
@@ -657,6 +724,21 @@ void ra_openfiles_decide(Manager *m, RaDisk *d, double seconds) {
         }
         if (waste * 100 < busy * RA_ADAPT_WASTE_PERCENT)
                 return;
+        /*
+         * Each file once (a reader whose file cannot be reached, on FUSE, NFS, or
+         * refused, would be looked for every interval): a file opened again by another
+         * reader is another's.
+         */
+        for (size_t i = 0; i < n; i++) {
+                pid_t t = thread_group(f[i].pid);
+
+                if (t > 0 && !alone_tried(d, t, &f[i])) {
+                        tgid[k] = t;
+                        f[k++] = f[i];
+                }
+        }
+        if (k == 0)
+                return;
 
         w = calloc(1, sizeof(*w));
         if (!w)
@@ -665,6 +747,7 @@ void ra_openfiles_decide(Manager *m, RaDisk *d, double seconds) {
                                 .old_kb = window,
                                 .new_kb = alone_kb,
                                 .lend = true,
+                                .waste_percent = 100 * waste / busy,
                                 .start_usec = ra_now_usec(),
                                 .pidfd = -1,
                                 .sysfd = ra_disk_open_sysfs(d) };
@@ -672,14 +755,8 @@ void ra_openfiles_decide(Manager *m, RaDisk *d, double seconds) {
                 free(w);
                 return;
         }
-        memcpy(w->f, f, n * sizeof(f[0]));
-        w->n = n;
-        for (size_t i = 0; i < n; i++)
-                w->tgid[i] = thread_group(w->f[i].pid);
-        log_info("%s: %zu file%s read at random beside streams, whose %" PRIu32
-                 " KiB windows cost the device %.0f%% of its time by its model: %" PRIu32
-                 " KiB for %s alone; the device keeps %" PRIu32 " KiB for its streams.",
-                 d->name, n, n == 1 ? "" : "s", window, 100 * waste / busy, alone_kb, n == 1 ? "it" : "them",
-                 window);
+        memcpy(w->f, f, k * sizeof(f[0]));
+        memcpy(w->tgid, tgid, k * sizeof(tgid[0]));
+        w->n = k;
         scan_start(m, w);
 }
