@@ -32,8 +32,10 @@ static void stream_waste(RaPcacheAccount *a, RaPcacheStream *s, uint64_t pages) 
 
 /* A fallback's run ends: one about a window long, not from the start, was read around a random read. */
 static void run_end(RaPcacheAccount *a, RaPcacheStream *s, uint64_t window_pages) {
-        if (!s->run_from_start && s->run > 1 && s->run * 2 >= window_pages && s->run <= 2 * window_pages)
+        if (!s->run_from_start && s->run > 1 && s->run * 2 >= window_pages && s->run <= 2 * window_pages) {
+                s->waste_run = s->run;
                 stream_waste(a, s, s->run - 1);
+        }
 }
 
 /*
@@ -437,9 +439,9 @@ size_t ra_pcache_followers(const RaPcacheAccount *a, uint32_t old_kb, uint32_t n
                 return 0;
         for (size_t i = 0; i < RA_PCACHE_STREAMS && k < n; i++) {
                 const RaPcacheStream *s = &a->streams[i];
-                uint64_t when = cut ? s->waste_interval : s->full_interval;
+                uint64_t when = cut ? s->waste_interval : s->full_interval, seen;
                 int32_t pid = cut ? s->waste_pid : s->full_pid;
-                bool reread = false;
+                bool reread = false, dup = false;
 
                 /*
                  * On a cut, a stream whose window its memory does not hold (it read again what it
@@ -464,7 +466,18 @@ size_t ra_pcache_followers(const RaPcacheAccount *a, uint32_t old_kb, uint32_t n
                  * The fallback sees a file's window only from above: one that read windows as
                  * large as the old was under it; a smaller one may have opened under another.
                  */
-                if (s->ra_pages == 0 && s->batch_max * 10 < old_pages * 9)
+                /*
+                 * A random read's window is also the run read around it, whose pages may come in
+                 * several batches (Debian 12's 6.1 in an emulated CPU: 11-18 us apart, never more
+                 * than 15 in one); one longer than the old is not under it.
+                 */
+                seen = cut && s->waste_run > s->batch_max ? s->waste_run : s->batch_max;
+                if (s->ra_pages == 0 && (seen * 10 < old_pages * 9 || (cut && s->waste_run > old_pages)))
+                        continue;
+                /* A file read by one task is one follower, however many of its streams say so. */
+                for (size_t j = 0; j < k && !dup; j++)
+                        dup = ret[j].pid == pid && ret[j].s_dev == s->s_dev && ret[j].ino == s->ino;
+                if (dup)
                         continue;
                 ret[k++] = (RaPcacheFollower){
                         .pid = pid, .s_dev = s->s_dev, .ino = s->ino, .cut = cut, .reread = reread

@@ -142,7 +142,7 @@ int ra_pcache_page_parse(const RaPcacheFormat *f, const void *page, size_t size,
  * sixty-four `cat` taking turns were counted as 134-199 streams an
  * interval, and the memory bound (ra-adapt-memory.h) cut their windows to
  * 40-192 KiB where 512 fit (bench/memory.py). 128 files read at once: a
- * parallel build's or a backup's; 240 bytes each, 30 KiB a device.
+ * parallel build's or a backup's; 248 bytes each, 31 KiB a device.
  */
 #define RA_PCACHE_STREAMS 128
 /*
@@ -190,6 +190,7 @@ typedef struct RaPcacheStream {
         uint64_t reread_until; /* fallback: pages added before up to here, read again from a page before */
         /* The last interval (+1) a read of it away from the last brought more than asked... */
         uint64_t waste_interval;
+        uint64_t waste_run;   /* ...under the fallback, the run read around it, in pages */
         uint32_t waste_reads; /* ...how many did in that interval, and the pages they did not ask for */
         uint64_t waste_pages;
         /* ...and it read ahead in order, unasked, a window as large as its own; the tasks that did. */
