@@ -22,12 +22,8 @@ static void stream_reread(RaPcacheStream *s, const RaPcacheAccount *a) {
 /* A random read of s brought pages it did not ask for: counted for it this interval. */
 static void stream_waste(RaPcacheAccount *a, RaPcacheStream *s, uint64_t pages) {
         a->now.waste_bytes += pages * page_bytes(a);
-        if (s->waste_interval != a->interval + 1)
-                s->waste_reads = s->waste_pages = 0;
         s->waste_interval = a->interval + 1;
         s->waste_pid = s->pid;
-        s->waste_reads++;
-        s->waste_pages += pages;
 }
 
 /* A fallback's run ends: one about a window long, not from the start, was read around a random read. */
@@ -482,39 +478,6 @@ size_t ra_pcache_followers(const RaPcacheAccount *a, uint32_t old_kb, uint32_t n
                 ret[k++] = (RaPcacheFollower){
                         .pid = pid, .s_dev = s->s_dev, .ino = s->ino, .cut = cut, .reread = reread
                 };
-        }
-        return k;
-}
-
-size_t ra_pcache_random_beside_streams(const RaPcacheAccount *a, uint32_t window_kb, uint32_t min_reads,
-                                       RaPcacheFollower *ret, size_t n) {
-        uint64_t pages = window_kb / (page_bytes(a) / 1024);
-        bool streamed = false;
-        size_t k = 0;
-
-        if (pages == 0)
-                return 0;
-        /* The interval just taken: events of it are counted as a->interval (+1 in the streams). */
-        for (size_t i = 0; i < RA_PCACHE_STREAMS && !streamed; i++) {
-                const RaPcacheStream *s = &a->streams[i];
-
-                streamed = s->used && s->full_interval == a->interval && s->waste_interval != a->interval &&
-                           reads_under(a, s, pages);
-        }
-        if (!streamed)
-                return 0;
-        for (size_t i = 0; i < RA_PCACHE_STREAMS && k < n; i++) {
-                const RaPcacheStream *s = &a->streams[i];
-
-                if (!s->used || s->waste_pid <= 0 || s->waste_interval != a->interval ||
-                    s->waste_reads < min_reads || !reads_under(a, s, pages))
-                        continue;
-                ret[k++] = (RaPcacheFollower){ .pid = s->waste_pid,
-                                               .s_dev = s->s_dev,
-                                               .ino = s->ino,
-                                               .cut = true,
-                                               .reads = s->waste_reads,
-                                               .waste_pages = s->waste_pages };
         }
         return k;
 }

@@ -190,9 +190,7 @@ typedef struct RaPcacheStream {
         uint64_t reread_until; /* fallback: pages added before up to here, read again from a page before */
         /* The last interval (+1) a read of it away from the last brought more than asked... */
         uint64_t waste_interval;
-        uint64_t waste_run;   /* ...under the fallback, the run read around it, in pages */
-        uint32_t waste_reads; /* ...how many did in that interval, and the pages they did not ask for */
-        uint64_t waste_pages;
+        uint64_t waste_run; /* ...under the fallback, the run read around it, in pages */
         /* ...and it read ahead in order, unasked, a window as large as its own; the tasks that did. */
         uint64_t full_interval;
         /* ...and it read again what it had read ahead (evicted before it was used). */
@@ -264,9 +262,6 @@ typedef struct RaPcacheFollower {
         uint64_t ino;
         bool cut;    /* random reads of whole windows, or a stream's pages evicted unused... */
         bool reread; /* ...the latter; else a stream that fills them */
-        /* ra_pcache_random_beside_streams(): its random reads that brought more than asked, and how much. */
-        uint32_t reads;
-        uint64_t waste_pages;
 } RaPcacheFollower;
 
 /*
@@ -277,14 +272,3 @@ typedef struct RaPcacheFollower {
  */
 size_t ra_pcache_followers(const RaPcacheAccount *a, uint32_t old_kb, uint32_t new_kb, RaPcacheFollower *ret,
                            size_t n);
-
-/*
- * The files of a read at random under window_kb in the interval just taken,
- * min_reads times or more, each read bringing pages it did not ask for (a
- * fault's read-around, as a rule), while another of its files read in
- * order under window_kb, filling each window: the window serves the stream,
- * and costs the random reader. Up to n in ret, with their reads and the
- * pages they did not ask for; returns how many. None without such a stream.
- */
-size_t ra_pcache_random_beside_streams(const RaPcacheAccount *a, uint32_t window_kb, uint32_t min_reads,
-                                       RaPcacheFollower *ret, size_t n);

@@ -112,7 +112,6 @@ typedef struct RaOpenFile {
 #define RA_OPENFILE_EVICTED "evicted" /* cut: it read again pages read ahead for it, evicted unused */
 #define RA_OPENFILE_STREAM "stream"   /* grown: it read in order, filling each window */
 #define RA_OPENFILE_UNDONE "undone"   /* cut back: the growth that moved it was undone */
-#define RA_OPENFILE_ALONE "alone"     /* cut alone: random reads beside the device's streams */
 
 /* The files a device keeps, the latest: one a reader (pid and path) however often it changed. */
 #define RA_OPENFILES_KEPT 16
@@ -205,13 +204,6 @@ typedef struct RaDisk {
         /* The files already open it last gave a new window (ra-openfiles.c), for ListOpenFiles. */
         RaOpenFile open_files[RA_OPENFILES_KEPT];
         struct RaOpenFilesScan *openfiles_scan; /* the search for them under way, if any */
-        /* The files ra_openfiles_decide() tried to cut alone (by reader and file): not tried again. */
-        struct {
-                pid_t tgid;
-                uint32_t s_dev;
-                uint64_t ino;
-        } alone_tried[RA_OPENFILES_KEPT];
-        unsigned alone_next;
 
         /* What only one kind has; zero for the others. */
         RaDiskStack as_stack;

@@ -49,8 +49,6 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
-#include "ra-adapt-cost.h"
-#include "ra-apply.h"
 #include "ra-context.h"
 #include "ra-disk.h"
 #include "ra-log.h"
@@ -194,16 +192,7 @@ struct RaOpenFilesScan {
         RaDisk *d;
         sd_event_source *source;
         uint32_t old_kb, new_kb;
-        /*
-         * A cut for the followers alone (ra_openfiles_decide()): the device's
-         * knob is lent new_kb around each one's POSIX_FADV_NORMAL; sysfd is
-         * its sysfs directory.
-         */
-        bool lend;
-        int sysfd;
-        double waste_percent; /* what the followers' reads waste of the device's time */
-        bool stop;            /* the knob moved meanwhile, or cannot be given back: no more */
-        unsigned followed;
+        bool stop; /* the device's window moved meanwhile: no more */
         unsigned scanned, said, more, steps;
         uint64_t start_usec, busy_usec;
         RaPcacheFollower f[RA_PCACHE_STREAMS];
@@ -276,43 +265,8 @@ bool ra_openfiles_still_open(const RaOpenFile *f) {
         return ra_streq(link, f->path);
 }
 
-/*
- * The file dup reads with new_kb while its device keeps old_kb: the knob
- * holds new_kb for as long as POSIX_FADV_NORMAL takes to copy it, some
- * microseconds (a file opened on the device just then opens under it too).
- */
-static bool lend_window(RaOpenFilesScan *w, int dup) {
-        uint32_t now = UINT32_MAX;
-        bool done;
-        int r;
-
-        /* Nothing else moved the knob since the search began (a pin, a Restore, somebody's write). */
-        if (ra_apply_read_current(w->sysfd, w->d->knob_attr, &now) < 0 || now != w->old_kb) {
-                w->stop = true;
-                return false;
-        }
-        r = ra_apply_read_ahead(w->sysfd, w->d->knob_attr, w->new_kb, &now);
-        if (r < 0 && now == w->old_kb)
-                return false;
-        done = r >= 0 && posix_fadvise(dup, 0, 0, POSIX_FADV_NORMAL) == 0;
-        for (int attempt = 0; attempt < 2; attempt++) {
-                r = ra_apply_read_ahead(w->sysfd, w->d->knob_attr, w->old_kb, NULL);
-                if (r >= 0)
-                        return done;
-        }
-        /* The next interval's check finds the knob moved and writes the decision again. */
-        log_warning_errno(r,
-                          "%s: cannot give read_ahead_kb back its %" PRIu32
-                          " KiB after lending one file %" PRIu32 " KiB: %m",
-                          w->d->name, w->old_kb, w->new_kb);
-        w->stop = true;
-        return done;
-}
-
 /* Why a follower follows, and how the log says it. */
-static const char *follower_why(const RaOpenFilesScan *w, const RaPcacheFollower *f) {
-        if (w->lend)
-                return RA_OPENFILE_ALONE;
+static const char *follower_why(const RaPcacheFollower *f) {
         return f->reread ? RA_OPENFILE_EVICTED : f->cut ? RA_OPENFILE_RANDOM : RA_OPENFILE_STREAM;
 }
 
@@ -323,8 +277,6 @@ static const char *why_text(const char *why) {
                 return "pages read ahead for it are evicted before it reads them";
         if (ra_streq(why, RA_OPENFILE_UNDONE))
                 return "the growth that gave it that window was undone";
-        if (ra_streq(why, RA_OPENFILE_ALONE))
-                return "its random reads bring whole windows beside streams that fill theirs, so for it alone";
         return "it reads in order, filling each window";
 }
 
@@ -364,7 +316,7 @@ static bool follow_one(Manager *m, RaOpenFilesScan *w, pid_t pid, int pidfd, int
                                stx.stx_ino == f->ino;
         if (!same)
                 return false;
-        if (w->lend ? !lend_window(w, dup) : posix_fadvise(dup, 0, 0, POSIX_FADV_NORMAL) != 0)
+        if (posix_fadvise(dup, 0, 0, POSIX_FADV_NORMAL) != 0)
                 return false;
 
         (void) snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) pid, fd);
@@ -377,7 +329,6 @@ static bool follow_one(Manager *m, RaOpenFilesScan *w, pid_t pid, int pidfd, int
         if (ra_read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
                 buf[0] = '\0';
         buf[strcspn(buf, "\n")] = '\0';
-        w->followed++;
         remember(w, pid, fd, link, buf, f, why);
         if (!say)
                 return true;
@@ -525,8 +476,7 @@ static void descriptor_look(Manager *m, RaOpenFilesScan *w, const char *name) {
                 if (bdev && (stat(path, &st) < 0 || !S_ISBLK(st.st_mode) ||
                              kernel_dev(major(st.st_rdev), minor(st.st_rdev)) != f->ino))
                         continue;
-                if (follow_one(m, w, w->pid, w->pidfd, (int) fd, f, bdev, follower_why(w, f),
-                               !w->said_file[i]))
+                if (follow_one(m, w, w->pid, w->pidfd, (int) fd, f, bdev, follower_why(f), !w->said_file[i]))
                         w->said_file[i] = true;
         }
 }
@@ -535,8 +485,6 @@ static void scan_free(RaOpenFilesScan *w) {
         if (!w)
                 return;
         process_close(w);
-        if (w->sysfd >= 0)
-                close(w->sysfd);
         sd_event_source_disable_unref(w->source);
         free(w);
 }
@@ -545,12 +493,6 @@ static void scan_free(RaOpenFilesScan *w) {
 static void scan_done(RaOpenFilesScan *w) {
         RaDisk *d = w->d;
 
-        if (w->lend && w->followed > 0)
-                log_info("%s: %u file%s read at random beside streams, whose %" PRIu32
-                         " KiB windows cost the device %.0f%% of its time by its model: %" PRIu32
-                         " KiB for %s alone; the device keeps %" PRIu32 " KiB for its streams.",
-                         d->name, w->followed, w->followed == 1 ? "" : "s", w->old_kb, w->waste_percent,
-                         w->new_kb, w->followed == 1 ? "it" : "them", w->old_kb);
         if (w->stop)
                 log_debug("%s: the search for the files read under %" PRIu32
                           " KiB stopped: the device's window moved meanwhile.",
@@ -581,9 +523,8 @@ static int on_scan_step(sd_event_source *source, void *userdata) {
         unsigned budget = RA_OPENFILES_STEP;
 
         w->steps++;
-        /* The window it was for is no longer the device's (it moved since, or radaemon stopped writing). */
-        if (w->d->in.attrs.read_ahead_kb != (w->lend ? w->old_kb : w->new_kb) ||
-            (w->lend && (w->d->external || ra_context_observing(m))))
+        /* The window it was for is no longer the device's: it moved since (a pin, a Restore, a write). */
+        if (w->d->in.attrs.read_ahead_kb != w->new_kb)
                 w->stop = true;
         while (budget > 0 && w->scanned < RA_OPENFILES_SCAN_MAX && !w->stop) {
                 struct dirent *de;
@@ -638,12 +579,9 @@ void ra_openfiles_follow(Manager *m, RaDisk *d, uint32_t old_kb, uint32_t new_kb
         w = calloc(1, sizeof(*w));
         if (!w)
                 return;
-        *w = (RaOpenFilesScan){ .d = d,
-                                .old_kb = old_kb,
-                                .new_kb = new_kb,
-                                .start_usec = ra_now_usec(),
-                                .pidfd = -1,
-                                .sysfd = -1 };
+        *w = (RaOpenFilesScan){
+                .d = d, .old_kb = old_kb, .new_kb = new_kb, .start_usec = ra_now_usec(), .pidfd = -1
+        };
         w->n = ra_pcache_followers(&d->sampled.pcache, old_kb, new_kb, w->f, ELEMENTSOF(w->f));
         for (size_t i = 0; i < w->n; i++)
                 w->tgid[i] = thread_group(w->f[i].pid);
@@ -660,103 +598,4 @@ void ra_openfiles_follow(Manager *m, RaDisk *d, uint32_t old_kb, uint32_t new_kb
 void ra_openfiles_scan_free(RaDisk *d) {
         scan_free(d->openfiles_scan);
         d->openfiles_scan = NULL;
-}
-
-/*
- * A random reader beside streams: the device's window serves its streams
- * (the device's decision keeps it for them, or no class dominates), and a
- * file read at random under it brings whole windows around each read. That
- * file alone is cut, to the least window the device's bounds allow, when
- * what its reads do not ask for costs the device RA_ADAPT_WASTE_PERCENT of
- * its time by the device's model, the share at which the device's own
- * random cut is taken (ra-adapt.h), with RA_ADAPT_RANDOM_PER_FILE of its
- * reads or more in the interval (a program starting makes fewer).
- */
-/* Whether the file of f's reader was tried before; remembers it as tried. */
-static bool alone_tried(RaDisk *d, pid_t tgid, const RaPcacheFollower *f) {
-        for (size_t i = 0; i < ELEMENTSOF(d->alone_tried); i++)
-                if (d->alone_tried[i].tgid == tgid && d->alone_tried[i].s_dev == f->s_dev &&
-                    d->alone_tried[i].ino == f->ino)
-                        return true;
-        d->alone_tried[d->alone_next].tgid = tgid;
-        d->alone_tried[d->alone_next].s_dev = f->s_dev;
-        d->alone_tried[d->alone_next].ino = f->ino;
-        d->alone_next = (d->alone_next + 1) % ELEMENTSOF(d->alone_tried);
-        return false;
-}
-
-void ra_openfiles_decide(Manager *m, RaDisk *d, double seconds) {
-        RaPcacheFollower f[RA_PCACHE_STREAMS];
-        pid_t tgid[RA_PCACHE_STREAMS];
-        uint32_t window = d->in.attrs.read_ahead_kb, alone_kb, page_kb = d->sampled.pcache.page_kb ?: 4;
-        RaBounds b = ra_policy_bounds(&d->in.attrs, &d->settings);
-        RaAdaptLimits l = { .bounds = b,
-                            .calib = d->calib,
-                            .rotational = d->in.attrs.rotational,
-                            .max_sectors_kb = d->in.attrs.max_sectors_kb };
-        double waste = 0, busy = seconds * 1e6;
-        RaOpenFilesScan *w;
-        RaCalib model;
-        size_t n, k = 0;
-
-        if (d->settings.leave_open_files || d->openfiles_scan || m->openfiles_refused ||
-            ra_context_observing(m) || d->external || busy <= 0 ||
-            !ra_source_learnable(d->decision.source) || d->decision.kb != window)
-                return;
-        /* The kernel keeps whole pages: on a kernel with larger ones, 4 KiB would be stored as none. */
-        alone_kb = b.min_kb > RA_KB_MIN ? b.min_kb : RA_KB_MIN;
-        if (alone_kb % ra_page_kb() != 0)
-                alone_kb += ra_page_kb() - alone_kb % ra_page_kb();
-        if (window <= alone_kb)
-                return;
-        n = ra_pcache_random_beside_streams(&d->sampled.pcache, window, RA_ADAPT_RANDOM_PER_FILE, f,
-                                            ELEMENTSOF(f));
-        if (n == 0)
-                return;
-        ra_adapt_cost_model(&l, &model);
-        for (size_t i = 0; i < n; i++) {
-                double unasked_kb = (double) f[i].waste_pages * page_kb / f[i].reads;
-                uint32_t asked_kb =
-                        unasked_kb + page_kb < window ? (uint32_t) (window - unasked_kb) : page_kb;
-
-                waste += f[i].reads * (ra_calib_read_usec(&model, window, false) -
-                                       ra_calib_read_usec(&model, asked_kb, false));
-        }
-        if (waste * 100 < busy * RA_ADAPT_WASTE_PERCENT)
-                return;
-        /*
-         * Each file once (a reader whose file cannot be reached, on FUSE, NFS, or
-         * refused, would be looked for every interval): a file opened again by another
-         * reader is another's.
-         */
-        for (size_t i = 0; i < n; i++) {
-                pid_t t = thread_group(f[i].pid);
-
-                if (t > 0 && !alone_tried(d, t, &f[i])) {
-                        tgid[k] = t;
-                        f[k++] = f[i];
-                }
-        }
-        if (k == 0)
-                return;
-
-        w = calloc(1, sizeof(*w));
-        if (!w)
-                return;
-        *w = (RaOpenFilesScan){ .d = d,
-                                .old_kb = window,
-                                .new_kb = alone_kb,
-                                .lend = true,
-                                .waste_percent = 100 * waste / busy,
-                                .start_usec = ra_now_usec(),
-                                .pidfd = -1,
-                                .sysfd = ra_disk_open_sysfs(d) };
-        if (w->sysfd < 0) {
-                free(w);
-                return;
-        }
-        memcpy(w->f, f, k * sizeof(f[0]));
-        memcpy(w->tgid, tgid, k * sizeof(tgid[0]));
-        w->n = k;
-        scan_start(m, w);
 }

@@ -26,11 +26,3 @@ void ra_openfiles_scan_free(struct RaDisk *d);
  * path): what racontrol show says of a file it lists.
  */
 bool ra_openfiles_still_open(const struct RaOpenFile *f);
-
-/*
- * Each interval that left d's window as it was (seconds long): a file read
- * at random beside streams that fill their windows, whose reads' waste
- * costs the device, is cut alone (its description told POSIX_FADV_NORMAL
- * while the knob is lent the cut), and the device keeps its window.
- */
-void ra_openfiles_decide(struct Manager *m, struct RaDisk *d, double seconds);

@@ -4,7 +4,6 @@
 #include "ra-context.h"
 #include "ra-log.h"
 #include "ra-observe.h"
-#include "ra-openfiles.h"
 #include "ra-state-store.h"
 #include "ra-tune.h"
 #include "ra-util.h"
@@ -50,9 +49,6 @@ void ra_tune_sample(Manager *m, RaDisk *d, uint64_t now, bool peek) {
                        seen == RA_OBSERVED_LEARNED ? "learning"
                        : seen == RA_OBSERVED_TRIAL ? "trial"
                                                    : NULL);
-        /* A window the device keeps may still be wrong for one of its files. */
-        if (!peek && seen != RA_OBSERVED_LEARNED && d->in.attrs.read_ahead_kb == kb)
-                ra_openfiles_decide(m, d, (double) m->config->interval_ms / 1000);
 }
 
 /*

@@ -97,8 +97,6 @@ static const char *why_text(const char *why) {
                 return "it read in order, filling each window";
         if (ra_streq(why, "undone"))
                 return "the growth that gave it its window was undone";
-        if (ra_streq(why, "alone"))
-                return "its random reads brought whole windows beside streams, so for it alone";
         return why;
 }
 
